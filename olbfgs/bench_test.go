@@ -1,0 +1,137 @@
+package olbfgs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/stream"
+)
+
+// benchSizes are the size families of issue #2: the paper's d = 25, τ = 10
+// and a large model, d = 100000, τ = 20.
+var benchSizes = []struct{ d, tau int }{{25, 10}, {100000, 20}}
+
+// fullMemory returns a memory of capacity tau filled with pairs (s, D s) for
+// a random positive diagonal D (cheap to build at large d).
+func fullMemory(d, tau int) *Memory {
+	rng := rand.New(rand.NewPCG(1, 2))
+	m := NewMemory(d, tau, 1)
+	diag := make([]float64, d)
+	for i := range diag {
+		diag[i] = 1 + 9*rng.Float64()
+	}
+	s, y := make([]float64, d), make([]float64, d)
+	for k := 0; k < tau; k++ {
+		for i := range s {
+			s[i] = rng.NormFloat64()
+			y[i] = diag[i] * s[i]
+		}
+		if err := m.Push(s, y, int64(k)); err != nil {
+			panic(err)
+		}
+	}
+	return m
+}
+
+// BenchmarkTwoLoop measures H_Z q for a full memory.
+func BenchmarkTwoLoop(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("d=%d/tau=%d", sz.d, sz.tau), func(b *testing.B) {
+			m := fullMemory(sz.d, sz.tau)
+			q, dst := make([]float64, sz.d), make([]float64, sz.d)
+			for i := range q {
+				q[i] = float64(i%7) - 3
+			}
+			b.SetBytes(int64(2 * sz.tau * sz.d * 8))
+			b.ReportAllocs()
+			for b.Loop() {
+				m.Apply(dst, q)
+			}
+		})
+	}
+}
+
+var sink float64
+
+// BenchmarkStreamPairs is the memory-bandwidth reference for BenchmarkTwoLoop:
+// it reads the 2τd floats of a full memory once (a plain sum), which is the
+// least any two-loop implementation must do. It uses gonum's assembly sum,
+// the same kernels family the two-loop uses, so the ratio is fair.
+func BenchmarkStreamPairs(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("d=%d/tau=%d", sz.d, sz.tau), func(b *testing.B) {
+			m := fullMemory(sz.d, sz.tau)
+			b.SetBytes(int64(2 * sz.tau * sz.d * 8))
+			b.ReportAllocs()
+			for b.Loop() {
+				sink = floats.Sum(m.sBuf) + floats.Sum(m.yBuf)
+			}
+		})
+	}
+}
+
+// BenchmarkStep measures one learner step (an insert with a full memory) on a
+// quadratic loss at d = 25 and a logistic loss at both sizes (a dense d×d
+// quadratic does not fit at d = 100000).
+func BenchmarkStep(b *testing.B) {
+	b.Run("quadratic/d=25/tau=10", func(b *testing.B) {
+		loss, _, events := quadraticStream(b, 1, 25, 1000)
+		l := mustReplay(b, DefaultConfig(25), loss, events[:100])
+		b.ReportAllocs()
+		i := 100
+		for b.Loop() {
+			e := events[100+i%900]
+			e.ID = int64(1000 + i)
+			if err := l.Step(e); err != nil {
+				b.Fatal(err)
+			}
+			i++
+		}
+	})
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("logistic/d=%d/tau=%d", sz.d, sz.tau), func(b *testing.B) {
+			loss, _, events := logisticStream(b, 1, sz.d, 2*sz.tau+10)
+			cfg := DefaultConfig(sz.d)
+			cfg.Memory = sz.tau
+			l := mustReplay(b, cfg, loss, events[:2*sz.tau])
+			b.ReportAllocs()
+			i := 0
+			for b.Loop() {
+				e := events[2*sz.tau+i%10]
+				e.ID = int64(1_000_000 + i)
+				if err := l.Step(e); err != nil {
+					b.Fatal(err)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// BenchmarkReplay measures replaying a 5000-event stream from θ0 at the
+// paper's Experiment 2 size (d = 25, τ = 10), including 50 deletes.
+func BenchmarkReplay(b *testing.B) {
+	for _, kind := range []string{"quadratic", "logistic"} {
+		b.Run(kind+"/T=5000/d=25", func(b *testing.B) {
+			var loss stream.Loss
+			var events []stream.Event
+			if kind == "quadratic" {
+				loss, _, events = quadraticStream(b, 2, 25, 4950)
+			} else {
+				loss, _, events = logisticStream(b, 2, 25, 4950)
+			}
+			for id := int64(1); id <= 50; id++ {
+				events = append(events, stream.DeleteEvent(id*7))
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				if _, err := Replay(DefaultConfig(25), loss, events); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

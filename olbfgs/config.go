@@ -1,0 +1,85 @@
+package olbfgs
+
+import (
+	"errors"
+	"fmt"
+	"math"
+)
+
+// Errors returned by this package; test for them with errors.Is.
+var (
+	// ErrConfig: a configuration field is out of range.
+	ErrConfig = errors.New("invalid o-LBFGS configuration")
+	// ErrDiverged: a step produced a non-finite parameter vector.
+	ErrDiverged = errors.New("o-LBFGS diverged: non-finite parameters")
+	// ErrEvent: an event the learner cannot apply (wrong dimension, repeated
+	// deletion, unknown op).
+	ErrEvent = errors.New("invalid event for the learner")
+	// ErrNoCheckpoint: the requested past state is not covered by the kept
+	// checkpoints.
+	ErrNoCheckpoint = errors.New("state not covered by checkpoints")
+	// ErrSnapshot: a malformed or inconsistent state snapshot.
+	ErrSnapshot = errors.New("invalid state snapshot")
+)
+
+// Default values of SPEC §2.
+const (
+	DefaultMemory       = 10
+	DefaultStepSize     = 0.1
+	DefaultInitialScale = 1.0
+	// DefaultCurvatureTol is the relative curvature guard: a pair is stored
+	// only when sᵀy > DefaultCurvatureTol·‖s‖·‖y‖.
+	DefaultCurvatureTol = 1e-10
+)
+
+// Config holds the parameters of the o-LBFGS learner (SPEC §2). Start from
+// [DefaultConfig]: the zero value is not valid (its step size is 0) because
+// Memory = 0 is a meaningful setting (no curvature memory: the learner is
+// then SGD with step η·γ0).
+type Config struct {
+	// Dim is the dimension d ≥ 1. Required.
+	Dim int
+	// Memory is τ ≥ 0, the maximum number of curvature pairs kept.
+	// DefaultConfig sets 10.
+	Memory int
+	// StepSize is the constant step η > 0. DefaultConfig sets 0.1.
+	StepSize float64
+	// InitialScale is γ0 > 0, the scale of the initial inverse Hessian γ0·I
+	// used while the memory is empty. DefaultConfig sets 1.
+	InitialScale float64
+	// CurvatureTol is the relative tolerance c ≥ 0 of the curvature guard
+	// sᵀy > c·‖s‖·‖y‖. DefaultConfig sets 1e-10.
+	CurvatureTol float64
+}
+
+// DefaultConfig returns the SPEC §2 defaults for dimension d:
+// τ = 10, η = 0.1, γ0 = 1, curvature tolerance 1e-10.
+func DefaultConfig(d int) Config {
+	return Config{
+		Dim:          d,
+		Memory:       DefaultMemory,
+		StepSize:     DefaultStepSize,
+		InitialScale: DefaultInitialScale,
+		CurvatureTol: DefaultCurvatureTol,
+	}
+}
+
+// Validate reports the first field out of range, naming it.
+func (c Config) Validate() error {
+	bad := func(field string, v any, want string) error {
+		return fmt.Errorf("%w: %s = %v: %s", ErrConfig, field, v, want)
+	}
+	switch {
+	case c.Dim < 1:
+		return bad("Dim", c.Dim, "must be at least 1")
+	case c.Memory < 0:
+		return bad("Memory (tau)", c.Memory, "must be non-negative")
+	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
+		return bad("StepSize (eta)", c.StepSize, "must be positive and finite")
+	case !(c.InitialScale > 0) || math.IsInf(c.InitialScale, 0):
+		return bad("InitialScale (gamma0)", c.InitialScale, "must be positive and finite")
+	case !(c.CurvatureTol >= 0) || math.IsInf(c.CurvatureTol, 0):
+		return bad("CurvatureTol", c.CurvatureTol, "must be non-negative and finite")
+	}
+	return nil
+}

@@ -1,0 +1,55 @@
+// Package olbfgs implements the online L-BFGS (o-LBFGS) learner of SPEC §2
+// with curvature-pair provenance, checkpoints, deterministic replay and
+// versioned state snapshots.
+//
+// # State
+//
+// The learner's state is θ = (w, Z): parameters w ∈ R^d (w0 = 0) and a FIFO
+// memory Z of at most τ curvature pairs (s, y). Every pair carries its
+// source, the set of event ids whose data produced it, so that a deletion set
+// U can be traced to the pairs it touches ([Memory.DirectMass],
+// [Memory.DropTouching]) — the paper's "direct memory" (Proposition "Direct
+// memory is bounded for finite curvature pairs").
+//
+// # Inverse-Hessian action
+//
+// [Memory.Apply] computes H_Z q by the two-loop recursion (Nocedal & Wright,
+// Numerical Optimization, 2nd ed., Algorithm 7.4, p. 178) with initial matrix
+// γI, γ = sᵀy/yᵀy of the newest pair, or γ0 when Z is empty. It works on any
+// vector, does not allocate, and costs 4τd flops.
+//
+// # Step
+//
+// An insert of sample z (Schraudolph, Yu & Günter 2007, o-LBFGS with the same
+// sample at both points):
+//
+//	g  = ∇ℓ_z(w);  p = −H_Z g;  w⁺ = w + ηp;  s = w⁺ − w;  y = ∇ℓ_z(w⁺) − g
+//	if sᵀy > tol·‖s‖‖y‖ { push (s, y, {id}), evicting the oldest pair at τ }
+//	w = w⁺
+//
+// A delete records the id as deleted and changes neither w nor Z. With no
+// line search, the curvature guard is the only safeguard; skipped pairs are
+// counted ([Learner.Skipped]). [Learner.Step] does not allocate.
+//
+// # Checkpoints and replay
+//
+// [Learner.KeepCheckpoints] lets a caller restore θ_{t−W} for any W up to a
+// window, at a cost of two extra states and at most 2·window logged events
+// (not a state per step); [Learner.StateAgo] rebuilds the state by replaying
+// fewer than 2·window events. [Replay] applies a history from θ0;
+// replaying the same events always gives bit-identical states.
+//
+// # Snapshots
+//
+// [MarshalSnapshot] and [UnmarshalSnapshot] save and load the full state
+// (parameters, memory with provenance, deleted ids, counters, configuration
+// and the stream header) as a versioned JSON document ("olbfgs-state/v1")
+// that round-trips exactly.
+//
+// # Errors
+//
+// Configuration and data errors are returned (wrapping [ErrConfig],
+// [ErrSnapshot], [ErrDiverged], …); dimension mismatches between slices a
+// caller passes in are programmer errors and panic with an "olbfgs: " prefix.
+// A Learner is not safe for concurrent use; distinct learners are.
+package olbfgs

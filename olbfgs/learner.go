@@ -1,0 +1,269 @@
+package olbfgs
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/stream"
+)
+
+// Learner is the online L-BFGS learner of SPEC §2: state θ = (w, Z), the
+// ids deleted so far, and counters. Create it with [New]; a Learner is not
+// safe for concurrent use.
+type Learner struct {
+	cfg  Config
+	loss stream.Loss
+
+	w   []float64
+	mem *Memory
+
+	t       int     // events applied
+	skipped int     // inserts whose pair failed the curvature guard
+	deleted []int64 // ids recorded as deleted, ascending
+
+	// scratch for Step and Direction
+	g, p, wNew, gNew, s, y []float64
+
+	ckpt *checkpoints
+}
+
+// New returns a learner at θ0 = (0, ∅) for the given loss. It returns an
+// error wrapping ErrConfig if cfg is invalid or its dimension differs from
+// the loss's.
+func New(cfg Config, loss stream.Loss) (*Learner, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if loss == nil {
+		return nil, fmt.Errorf("%w: nil loss", ErrConfig)
+	}
+	if loss.Dim() != cfg.Dim {
+		return nil, fmt.Errorf("%w: Dim = %d but the loss has dimension %d", ErrConfig, cfg.Dim, loss.Dim())
+	}
+	d := cfg.Dim
+	buf := make([]float64, 7*d)
+	l := &Learner{
+		cfg:  cfg,
+		loss: loss,
+		w:    buf[0*d : 1*d : 1*d],
+		g:    buf[1*d : 2*d : 2*d],
+		p:    buf[2*d : 3*d : 3*d],
+		wNew: buf[3*d : 4*d : 4*d],
+		gNew: buf[4*d : 5*d : 5*d],
+		s:    buf[5*d : 6*d : 6*d],
+		y:    buf[6*d : 7*d : 7*d],
+		mem:  NewMemory(d, cfg.Memory, cfg.InitialScale),
+	}
+	return l, nil
+}
+
+// Config returns the learner's configuration.
+func (l *Learner) Config() Config { return l.cfg }
+
+// Loss returns the learner's loss.
+func (l *Learner) Loss() stream.Loss { return l.loss }
+
+// W returns the parameter vector w. The slice aliases the learner's state:
+// read it, copy it, but modify it only through SetW.
+func (l *Learner) W() []float64 { return l.w }
+
+// SetW overwrites w with a copy of w (for interventions that edit the
+// parameters). It panics if len(w) ≠ d.
+func (l *Learner) SetW(w []float64) {
+	if len(w) != l.cfg.Dim {
+		panic(fmt.Sprintf("olbfgs: SetW: len(w)=%d, want %d", len(w), l.cfg.Dim))
+	}
+	copy(l.w, w)
+}
+
+// Memory returns the curvature memory Z (aliased, not copied).
+func (l *Learner) Memory() *Memory { return l.mem }
+
+// T returns the number of events applied since θ0.
+func (l *Learner) T() int { return l.t }
+
+// Skipped returns the number of inserts whose curvature pair failed the
+// guard sᵀy > tol·‖s‖‖y‖ and was not stored.
+func (l *Learner) Skipped() int { return l.skipped }
+
+// Deleted returns the ids recorded as deleted, ascending. The slice is the
+// learner's own; do not modify it.
+func (l *Learner) Deleted() []int64 { return l.deleted }
+
+// IsDeleted reports whether id has been recorded as deleted.
+func (l *Learner) IsDeleted(id int64) bool {
+	_, ok := slices.BinarySearch(l.deleted, id)
+	return ok
+}
+
+// MarkDeleted records ids as deleted without a delete event (for
+// interventions that act on a deletion set at once). Already recorded ids
+// are ignored. It changes neither w nor Z.
+func (l *Learner) MarkDeleted(ids ...int64) {
+	for _, id := range ids {
+		if i, ok := slices.BinarySearch(l.deleted, id); !ok {
+			l.deleted = slices.Insert(l.deleted, i, id)
+		}
+	}
+}
+
+// Step applies one event (SPEC §2). An insert moves w along the quasi-Newton
+// direction and may push a curvature pair; a delete records the id. Step
+// assumes the event sequence is valid (see stream.Validator); it checks only
+// what it can in O(d) without extra state: payload dimension, repeated
+// deletion, a non-finite result (ErrDiverged; the state is then left
+// unchanged). Step does not allocate, apart from growing the deleted-id list.
+func (l *Learner) Step(e stream.Event) error {
+	switch e.Op {
+	case stream.Insert:
+		if len(e.Sample.V) != l.cfg.Dim {
+			return fmt.Errorf("%w: event %d (id %d): payload length %d, want %d", ErrEvent, l.t+1, e.ID, len(e.Sample.V), l.cfg.Dim)
+		}
+		if err := l.insert(e.ID, e.Sample); err != nil {
+			return fmt.Errorf("event %d (id %d): %w", l.t+1, e.ID, err)
+		}
+	case stream.Delete:
+		i, ok := slices.BinarySearch(l.deleted, e.ID)
+		if ok {
+			return fmt.Errorf("%w: event %d: id %d: %w", ErrEvent, l.t+1, e.ID, stream.ErrRepeatedDeletion)
+		}
+		l.deleted = slices.Insert(l.deleted, i, e.ID)
+	default:
+		return fmt.Errorf("%w: event %d (id %d): unknown op %v", ErrEvent, l.t+1, e.ID, e.Op)
+	}
+	l.t++
+	if l.ckpt != nil {
+		l.ckpt.record(l, e)
+	}
+	return nil
+}
+
+// insert is the o-LBFGS update for one sample.
+func (l *Learner) insert(id int64, z stream.Sample) error {
+	eta := l.cfg.StepSize
+	l.loss.Grad(l.g, l.w, z)
+	l.mem.Apply(l.p, l.g)
+	for i, w := range l.w {
+		l.wNew[i] = w - eta*l.p[i] // w + η·p with p = −H_Z g
+	}
+	if !finite(l.wNew) {
+		return ErrDiverged
+	}
+	for i, w := range l.w {
+		l.s[i] = l.wNew[i] - w
+	}
+	l.loss.Grad(l.gNew, l.wNew, z)
+	for i, g := range l.g {
+		l.y[i] = l.gNew[i] - g
+	}
+	sy := floats.Dot(l.s, l.y)
+	if sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0) {
+		l.mem.push(l.s, l.y, sy, []int64{id})
+	} else {
+		l.skipped++
+	}
+	copy(l.w, l.wNew)
+	return nil
+}
+
+// Direction stores the quasi-Newton direction −H_Z ∇ℓ_z(w) for sample z at
+// the current state in dst (the direction the next insert of z would take;
+// SPEC §3's update direction). It does not allocate.
+func (l *Learner) Direction(dst []float64, z stream.Sample) {
+	if len(dst) != l.cfg.Dim {
+		panic(fmt.Sprintf("olbfgs: Direction: len(dst)=%d, want %d", len(dst), l.cfg.Dim))
+	}
+	l.loss.Grad(l.g, l.w, z)
+	l.mem.Apply(dst, l.g)
+	floats.Scale(-1, dst)
+}
+
+// Run applies the events in order, stopping at the first error.
+func (l *Learner) Run(events []stream.Event) error {
+	for _, e := range events {
+		if err := l.Step(e); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Replay returns the state reached by applying events in order from
+// θ0 = (0, ∅) (SPEC §2). Replaying the same events always gives bit-identical
+// states.
+func Replay(cfg Config, loss stream.Loss, events []stream.Event) (*Learner, error) {
+	l, err := New(cfg, loss)
+	if err != nil {
+		return nil, err
+	}
+	if err := l.Run(events); err != nil {
+		return nil, fmt.Errorf("replay: %w", err)
+	}
+	return l, nil
+}
+
+// ReplaySkipping applies events in order, skipping every event whose id is in
+// skip or already recorded as deleted (the learner's rule that deleted data is
+// excluded from any later replay or fine-tuning), and returns the number of
+// events applied.
+func (l *Learner) ReplaySkipping(events []stream.Event, skip stream.IDSet) (int, error) {
+	n := 0
+	for _, e := range events {
+		if skip.Has(e.ID) || (e.Op == stream.Insert && l.IsDeleted(e.ID)) {
+			continue
+		}
+		if err := l.Step(e); err != nil {
+			return n, err
+		}
+		n++
+	}
+	return n, nil
+}
+
+// Reset returns the learner to θ0 = (0, ∅), keeping its configuration, its
+// deleted ids and its event count (the "drop and refill" intervention).
+// Checkpoints are discarded.
+func (l *Learner) Reset() {
+	clear(l.w)
+	l.mem.Reset()
+	l.ckpt = nil
+}
+
+// CopyFrom makes l an exact copy of src's state (w, Z, deleted ids,
+// counters). Both must have the same configuration; the loss is taken from
+// src. Checkpoints are not copied (l keeps none). It does not allocate once
+// l has held a state of the same size.
+func (l *Learner) CopyFrom(src *Learner) {
+	if l == src {
+		return
+	}
+	if l.cfg != src.cfg {
+		panic(fmt.Sprintf("olbfgs: Learner.CopyFrom: configurations differ (%+v vs %+v)", l.cfg, src.cfg))
+	}
+	l.loss = src.loss
+	copy(l.w, src.w)
+	l.mem.CopyFrom(src.mem)
+	l.t, l.skipped = src.t, src.skipped
+	l.deleted = append(l.deleted[:0], src.deleted...)
+	l.ckpt = nil
+}
+
+// Clone returns a deep copy of the learner's state (without checkpoints).
+func (l *Learner) Clone() *Learner {
+	c, err := New(l.cfg, l.loss)
+	if err != nil {
+		panic("olbfgs: Clone: " + err.Error()) // cannot happen: l was valid
+	}
+	c.CopyFrom(l)
+	return c
+}
+
+// Equal reports whether l and o have bit-identical states: w, Z (pairs,
+// sources, order), deleted ids, counters and configuration.
+func (l *Learner) Equal(o *Learner) bool {
+	return l.cfg == o.cfg && l.t == o.t && l.skipped == o.skipped &&
+		bitsEqual(l.w, o.w) && l.mem.Equal(o.mem) && slices.Equal(l.deleted, o.deleted)
+}

@@ -1,0 +1,199 @@
+package olbfgs
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"gonum.org/v1/gonum/floats"
+	"gonum.org/v1/gonum/mat"
+
+	"unlearn/stream"
+)
+
+// explicitInverseHessian builds H_Z independently of the two-loop recursion:
+// start from γI (γ = sᵀy/yᵀy of the newest pair, or γ0) and apply the BFGS
+// inverse update H ← (I − ρ s yᵀ) H (I − ρ y sᵀ) + ρ s sᵀ, ρ = 1/(sᵀy), pair
+// by pair from oldest to newest (Nocedal & Wright, eq. 6.17 and 7.19).
+func explicitInverseHessian(d int, pairs [][2][]float64, gamma0 float64) *mat.Dense {
+	gamma := gamma0
+	if n := len(pairs); n > 0 {
+		s, y := pairs[n-1][0], pairs[n-1][1]
+		gamma = floats.Dot(s, y) / floats.Dot(y, y)
+	}
+	h := mat.NewDense(d, d, nil)
+	for i := 0; i < d; i++ {
+		h.Set(i, i, gamma)
+	}
+	for _, p := range pairs {
+		s, y := mat.NewVecDense(d, p[0]), mat.NewVecDense(d, p[1])
+		rho := 1 / mat.Dot(s, y)
+		var left mat.Dense // I − ρ s yᵀ
+		left.Outer(-rho, s, y)
+		for i := 0; i < d; i++ {
+			left.Set(i, i, left.At(i, i)+1)
+		}
+		var tmp, next mat.Dense
+		tmp.Mul(&left, h)
+		next.Mul(&tmp, left.T())
+		var ss mat.Dense
+		ss.Outer(rho, s, s)
+		next.Add(&next, &ss)
+		h = &next
+	}
+	return h
+}
+
+// randomPairs returns n curvature pairs (s, A s) for a random SPD A with
+// condition number 10, so sᵀy > 0 and the pairs are well conditioned.
+func randomPairs(rng *rand.Rand, d, n int) [][2][]float64 {
+	a := randSPD(rng, d, 10)
+	pairs := make([][2][]float64, n)
+	for k := range pairs {
+		s := randVec(rng, d)
+		y := make([]float64, d)
+		for i := range y {
+			y[i] = floats.Dot(a[i], s)
+		}
+		pairs[k] = [2][]float64{s, y}
+	}
+	return pairs
+}
+
+func TestApplyMatchesExplicitBFGS(t *testing.T) {
+	for _, d := range []int{1, 2, 5, 25, 60} {
+		for _, tau := range []int{0, 1, 3, 10, 20} {
+			t.Run(fmt.Sprintf("d=%d/tau=%d", d, tau), func(t *testing.T) {
+				rng := rand.New(rand.NewPCG(uint64(d), uint64(tau)))
+				// Push more pairs than fit so eviction is exercised too.
+				pairs := randomPairs(rng, d, tau+3)
+				const gamma0 = 0.7
+				m := NewMemory(d, tau, gamma0)
+				for i, p := range pairs {
+					if err := m.Push(p[0], p[1], int64(i)); err != nil {
+						t.Fatal(err)
+					}
+				}
+				kept := pairs[len(pairs)-tau:]
+				if m.Len() != tau {
+					t.Fatalf("Len = %d, want %d", m.Len(), tau)
+				}
+				h := explicitInverseHessian(d, kept, gamma0)
+				for trial := 0; trial < 5; trial++ {
+					q := randVec(rng, d)
+					got := make([]float64, d)
+					m.Apply(got, q)
+					var want mat.VecDense
+					want.MulVec(h, mat.NewVecDense(d, q))
+					// Relative 1e-10 in the 2-norm (issue #2); both sides are
+					// O(1) with condition number ≤ 10, so round-off is ~1e-14.
+					diff := make([]float64, d)
+					floats.SubTo(diff, got, want.RawVector().Data)
+					if rel := floats.Norm(diff, 2) / floats.Norm(want.RawVector().Data, 2); rel > 1e-10 {
+						t.Fatalf("trial %d: relative error %.3g > 1e-10", trial, rel)
+					}
+				}
+			})
+		}
+	}
+}
+
+func TestApplyInPlaceAndEmpty(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	m := NewMemory(4, 3, 2.5)
+	q := randVec(rng, 4)
+	got := append([]float64(nil), q...)
+	m.Apply(got, got)
+	for i := range q {
+		if got[i] != 2.5*q[i] {
+			t.Fatalf("empty memory: H q = %v, want γ0·q = %v", got, q)
+		}
+	}
+	for i, p := range randomPairs(rng, 4, 3) {
+		if err := m.Push(p[0], p[1], int64(i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want := make([]float64, 4)
+	m.Apply(want, q)
+	inPlace := append([]float64(nil), q...)
+	m.Apply(inPlace, inPlace)
+	if !bitsEqual(want, inPlace) {
+		t.Fatalf("in-place Apply %v differs from out-of-place %v", inPlace, want)
+	}
+}
+
+func TestPushRejectsBadPairs(t *testing.T) {
+	m := NewMemory(2, 2, 1)
+	tests := []struct {
+		name string
+		s, y []float64
+	}{
+		{"negative curvature", []float64{1, 0}, []float64{-1, 0}},
+		{"zero curvature", []float64{1, 0}, []float64{0, 1}},
+		{"wrong dimension", []float64{1}, []float64{1}},
+		{"NaN", []float64{1, nan()}, []float64{1, 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if err := m.Push(tt.s, tt.y, 1); err == nil {
+				t.Fatal("Push accepted a bad pair")
+			}
+			if m.Len() != 0 {
+				t.Fatalf("memory holds %d pairs after a rejected push", m.Len())
+			}
+		})
+	}
+}
+
+func TestProvenance(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	m := NewMemory(3, 4, 1)
+	for i, p := range randomPairs(rng, 3, 6) { // ids 10..15; 12..15 stay
+		if err := m.Push(p[0], p[1], int64(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	u := stream.NewIDSet(11, 13, 15, 99)
+	if got := m.DirectMass(u); got != 2 {
+		t.Fatalf("DirectMass = %d, want 2 (ids 13 and 15 are stored, 11 was evicted)", got)
+	}
+	if got := m.Touching(u); fmt.Sprint(got) != "[1 3]" {
+		t.Fatalf("Touching = %v, want [1 3]", got)
+	}
+	before := []Pair{m.Pair(0), m.Pair(2)}
+	wantS := [][]float64{append([]float64(nil), before[0].S...), append([]float64(nil), before[1].S...)}
+	if n := m.DropTouching(u); n != 2 {
+		t.Fatalf("DropTouching removed %d, want 2", n)
+	}
+	if m.Len() != 2 || m.DirectMass(u) != 0 {
+		t.Fatalf("after drop: Len = %d, DirectMass = %d; want 2, 0", m.Len(), m.DirectMass(u))
+	}
+	for i, id := range []int64{12, 14} {
+		p := m.Pair(i)
+		if len(p.Source) != 1 || p.Source[0] != id || !bitsEqual(p.S, wantS[i]) {
+			t.Fatalf("pair %d after drop: source %v, want [%d] with its s unchanged", i, p.Source, id)
+		}
+	}
+	// Freed slots are reused and the FIFO order continues.
+	for i, p := range randomPairs(rng, 3, 3) {
+		if err := m.Push(p[0], p[1], int64(20+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var ids []int64
+	for i := 0; i < m.Len(); i++ {
+		ids = append(ids, m.Pair(i).Source[0])
+	}
+	if fmt.Sprint(ids) != "[14 20 21 22]" {
+		t.Fatalf("order after refill = %v, want [14 20 21 22]", ids)
+	}
+	c := m.Clone()
+	if !c.Equal(m) {
+		t.Fatal("Clone is not Equal")
+	}
+	m.Reset()
+	if m.Len() != 0 || c.Len() != 4 {
+		t.Fatalf("Reset: Len = %d (clone %d), want 0 (4)", m.Len(), c.Len())
+	}
+}

@@ -1,0 +1,99 @@
+package olbfgs
+
+import (
+	"bytes"
+	"errors"
+	"strings"
+	"testing"
+
+	"unlearn/stream"
+)
+
+func TestSnapshotRoundTrip(t *testing.T) {
+	for _, kind := range []string{"quadratic", "logistic"} {
+		t.Run(kind, func(t *testing.T) {
+			var loss stream.Loss
+			var h stream.Header
+			var events []stream.Event
+			if kind == "quadratic" {
+				loss, h, events = quadraticStream(t, 11, 5, 80)
+			} else {
+				loss, h, events = logisticStream(t, 11, 5, 80)
+			}
+			if err := h.SetMeta("seed", 11); err != nil {
+				t.Fatal(err)
+			}
+			events = append(events, stream.DeleteEvent(4), stream.DeleteEvent(79))
+			l := mustReplay(t, DefaultConfig(5), loss, events)
+			data, err := MarshalSnapshot(l, h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, gotH, err := UnmarshalSnapshot(data)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(l) {
+				t.Fatal("loaded state differs from the saved one")
+			}
+			again, err := MarshalSnapshot(got, gotH)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(data, again) {
+				t.Fatal("save → load → save is not byte-identical")
+			}
+			// The loaded learner continues exactly like the original.
+			more := []stream.Event{events[0]}
+			more[0].ID = 1000
+			if err := l.Run(more); err != nil {
+				t.Fatal(err)
+			}
+			if err := got.Run(more); err != nil {
+				t.Fatal(err)
+			}
+			if !got.Equal(l) {
+				t.Fatal("loaded learner diverges from the original on the next event")
+			}
+		})
+	}
+}
+
+func TestSnapshotRejectsBadInput(t *testing.T) {
+	loss, h, events := quadraticStream(t, 12, 2, 5)
+	l := mustReplay(t, DefaultConfig(2), loss, events)
+	good, err := MarshalSnapshot(l, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name, old, new, field string
+	}{
+		{"format", `"olbfgs-state/v1"`, `"olbfgs-state/v9"`, "format"},
+		{"unknown field", `"skipped"`, `"skipped2"`, "skipped2"},
+		{"tau", `"tau": 10`, `"tau": -1`, "config"},
+		{"eta", `"eta": 0.1`, `"eta": 0`, "config"},
+		{"counters", `"skipped": 0`, `"skipped": 99`, "t"},
+		{"memory overflow", `"tau": 10`, `"tau": 2`, "memory"},
+		{"stream", `"kind": "quadratic"`, `"kind": "cubic"`, "stream"},
+		{"malformed", `"w": [`, `"w": [[`, ""},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			bad := strings.Replace(string(good), tt.old, tt.new, 1)
+			if bad == string(good) {
+				t.Fatalf("test setup: %q not found in the snapshot", tt.old)
+			}
+			_, _, err := UnmarshalSnapshot([]byte(bad))
+			if !errors.Is(err, ErrSnapshot) {
+				t.Fatalf("err = %v, want ErrSnapshot", err)
+			}
+			if !strings.Contains(err.Error(), tt.field) {
+				t.Fatalf("error %q does not name %q", err, tt.field)
+			}
+		})
+	}
+	if _, err := MarshalSnapshot(l, stream.Header{Kind: stream.KindLogistic, D: 2, Lambda: 1}); !errors.Is(err, ErrSnapshot) {
+		t.Fatalf("mismatched header: err = %v, want ErrSnapshot", err)
+	}
+}
