@@ -64,22 +64,42 @@ func DefaultConfig(d int) Config {
 	}
 }
 
-// Validate reports the first field out of range, naming it.
+// ConfigError reports a configuration field out of range. It matches
+// ErrConfig with errors.Is.
+type ConfigError struct {
+	// Field is the Config field name ("Dim", "Memory", "StepSize",
+	// "InitialScale", "CurvatureTol").
+	Field string
+	// Symbol is the paper's symbol for the field ("d", "tau", "eta", …).
+	Symbol string
+	Value  any
+	// Want says what the field must be.
+	Want string
+}
+
+func (e *ConfigError) Error() string {
+	return fmt.Sprintf("%v: %s (%s) = %v: %s", ErrConfig, e.Field, e.Symbol, e.Value, e.Want)
+}
+
+// Is makes errors.Is(err, ErrConfig) true.
+func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
+
+// Validate reports the first field out of range as a *ConfigError.
 func (c Config) Validate() error {
-	bad := func(field string, v any, want string) error {
-		return fmt.Errorf("%w: %s = %v: %s", ErrConfig, field, v, want)
+	bad := func(field, symbol string, v any, want string) error {
+		return &ConfigError{Field: field, Symbol: symbol, Value: v, Want: want}
 	}
 	switch {
 	case c.Dim < 1:
-		return bad("Dim", c.Dim, "must be at least 1")
+		return bad("Dim", "d", c.Dim, "must be at least 1")
 	case c.Memory < 0:
-		return bad("Memory (tau)", c.Memory, "must be non-negative")
+		return bad("Memory", "tau", c.Memory, "must be non-negative")
 	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
-		return bad("StepSize (eta)", c.StepSize, "must be positive and finite")
+		return bad("StepSize", "eta", c.StepSize, "must be positive and finite")
 	case !(c.InitialScale > 0) || math.IsInf(c.InitialScale, 0):
-		return bad("InitialScale (gamma0)", c.InitialScale, "must be positive and finite")
+		return bad("InitialScale", "gamma0", c.InitialScale, "must be positive and finite")
 	case !(c.CurvatureTol >= 0) || math.IsInf(c.CurvatureTol, 0):
-		return bad("CurvatureTol", c.CurvatureTol, "must be non-negative and finite")
+		return bad("CurvatureTol", "curvature tolerance", c.CurvatureTol, "must be non-negative and finite")
 	}
 	return nil
 }
