@@ -1,0 +1,78 @@
+// Package stream holds the data side of the toolkit: events (insert and
+// delete, with ids), the two loss kinds (quadratic and ridge logistic) with
+// allocation-free gradients, validated histories, the deletion-edited
+// counterfactual of a history, the JSON Lines stream format, the paper's two
+// synthetic generators, and the four deletion modes.
+//
+// The definitions follow SPEC.md §1, §4 and §8 and the paper's Section
+// "Problem Setup" (Definitions "Actual event stream" and "Deletion-edited
+// counterfactual history").
+//
+// # Events
+//
+// An event is (op, id, payload). Ids are unique per insert; a delete names
+// an earlier insert and carries no payload. [Validate] and [Validator] turn
+// every violation (unknown or repeated deletion, duplicate id, wrong
+// dimension, NaN or Inf) into an error that names the event.
+//
+// # Losses
+//
+// A [Loss] evaluates ℓ_z(w) and stores ∇ℓ_z(w) in a caller-supplied slice
+// without allocating, so the learner's step is allocation-free.
+//
+// # Stream files
+//
+// [Read] and [Write] implement the JSON Lines format of SPEC §1.1, in UTF-8:
+// line 1 is the header, every further line one event, in stream order.
+//
+//	{"format":"olbfgs-stream/v1","kind":"quadratic","d":2,"H0":[[2,0],[0,1]],"H1":[[1,0],[0,1]],"seed":1}
+//	{"op":"insert","id":1,"a":[0.1,0.2],"alpha":0.25}
+//	{"op":"delete","id":1}
+//
+//	{"format":"olbfgs-stream/v1","kind":"logistic","d":2,"lambda":0.05}
+//	{"op":"insert","id":7,"x":[0.1,-1.2],"y":-1}
+//
+// Header fields: "format" (must be [FormatV1]), "kind" ("quadratic" or
+// "logistic"), "d" (integer ≥ 1), "H0" and "H1" (d×d SPD matrices; quadratic
+// only) or "lambda" (λ ≥ 0; logistic only). Every other header field is
+// metadata, kept in [Header.Meta]. Event fields: "op" ("insert" or
+// "delete"), "id" (an integer literal in the int64 range) and, for an insert,
+// the payload of its kind: "a" and "alpha" (quadratic) or "x" and "y"
+// (logistic). Fields may come in any order within a line.
+//
+// Writing then reading is lossless bit for bit (floats use the shortest
+// round-trip form); every reading error is a [LineError] naming the line and
+// field. [WriteFile] replaces a file atomically.
+//
+// # Generators
+//
+// [GenerateQuadratic] and [GenerateLogistic] produce the paper's drifting
+// quadratic and ridge logistic streams (Appendix "Synthetic Data-Generating
+// Processes"; SPEC §1.2, §8), deterministic for a seed and recorded in the
+// header metadata.
+//
+// Randomness: each generator draws from one rand.Rand over
+// rand.NewPCG(seed, [GeneratorStream]) (math/rand/v2), in the order listed in
+// its doc comment. Standard normals are (*rand.Rand).NormFloat64, uniforms
+// (*rand.Rand).Float64; vectors are drawn entry 0 first, matrices row by
+// row. Every listed draw is made whatever the parameters (σa = 0 still draws
+// ξ_t; drift off still draws H1, Σ1 and z'_t), so changing one parameter
+// never shifts the random numbers of the others.
+//
+// Arithmetic: the formulas are evaluated as written, sums in increasing index
+// order, so another implementation using the same random numbers gets the
+// same stream to round-off; the QR and Cholesky factorizations are gonum's
+// (mat.QR, mat.Cholesky).
+//
+// # Deletion modes
+//
+// [ChooseDeletions] picks the deletion set U from the inserts of a prefix by
+// one of the four [Mode] values of SPEC §4: recent, old, random (seeded) and
+// high-gradient.
+//
+// # Errors
+//
+// Data and configuration problems are returned as errors (wrapping the
+// sentinels in errors.go, so callers can use errors.Is); programmer errors
+// such as mismatched slice lengths panic with a "stream: " prefix.
+package stream

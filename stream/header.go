@@ -1,0 +1,104 @@
+package stream
+
+import (
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+)
+
+// FormatV1 is the format tag of the stream file header (SPEC §1.1).
+const FormatV1 = "olbfgs-stream/v1"
+
+// Header is the first line of a stream file: the loss kind, the dimension and
+// the loss constants shared by every event.
+type Header struct {
+	// Format is the format tag. Required when reading; must be FormatV1.
+	// When writing, an empty Format is written as FormatV1.
+	Format string
+	// Kind is the loss kind. Required.
+	Kind Kind
+	// D is the dimension d ≥ 1. Required.
+	D int
+	// H0 and H1 are the SPD d×d matrices of a quadratic stream; required for
+	// KindQuadratic, absent otherwise.
+	H0, H1 [][]float64
+	// Lambda is the ridge λ ≥ 0 of a logistic stream; required for
+	// KindLogistic, absent otherwise.
+	Lambda float64
+	// Meta holds the header's other fields verbatim (generator name, seed,
+	// κ, drift parameters, …). They are preserved by a read/write round trip
+	// and written in ascending key order.
+	Meta map[string]json.RawMessage
+}
+
+// Loss validates the header and returns its loss. Errors are *FieldError
+// values naming the offending header field.
+func (h Header) Loss() (Loss, error) {
+	if h.D < 1 {
+		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", h.D, ErrInvalidValue)
+	}
+	switch h.Kind {
+	case KindQuadratic:
+		if len(h.H0) != h.D {
+			return nil, fieldErrorf("H0", "%d rows, want d = %d: %w", len(h.H0), h.D, ErrDimension)
+		}
+		return NewQuadratic(h.H0, h.H1)
+	case KindLogistic:
+		return NewLogistic(h.D, h.Lambda)
+	}
+	return nil, fieldErrorf("kind", "unknown kind %q: %w", h.Kind, ErrInvalidValue)
+}
+
+// MetaValue decodes the metadata field key into v. It reports false when the
+// field is absent and an error when it does not decode into v.
+func (h Header) MetaValue(key string, v any) (bool, error) {
+	raw, ok := h.Meta[key]
+	if !ok {
+		return false, nil
+	}
+	if err := json.Unmarshal(raw, v); err != nil {
+		return true, fmt.Errorf("header field %q: %w", key, err)
+	}
+	return true, nil
+}
+
+// SetMeta stores v, encoded as JSON, as the metadata field key.
+func (h *Header) SetMeta(key string, v any) error {
+	raw, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("header field %q: %w", key, err)
+	}
+	if h.Meta == nil {
+		h.Meta = map[string]json.RawMessage{}
+	}
+	h.Meta[key] = raw
+	return nil
+}
+
+// MarshalJSON encodes the header as the first line of a stream file (see
+// [Write]): the known fields (format, kind, d, then H0 and H1 or lambda)
+// followed by the Meta fields in ascending key order, with floats in the
+// shortest representation that round-trips. It fails on NaN or Inf, on fields
+// of the other kind, and on Meta keys that shadow known fields.
+func (h Header) MarshalJSON() ([]byte, error) {
+	return appendHeader(nil, h)
+}
+
+// UnmarshalJSON decodes a header object with the rules of [Read]: format,
+// kind and d are required; H0 and H1 (with d×d shapes) for a quadratic
+// stream, lambda for a logistic one; fields of the other kind, duplicate
+// fields, null in place of a value and invalid UTF-8 are errors; every other
+// field is kept in Meta (compacted). It does not check the loss constants:
+// call [Header.Loss] for that. Errors are *FieldError values or wrap the
+// package's sentinels.
+func (h *Header) UnmarshalJSON(data []byte) error {
+	if !utf8.Valid(data) {
+		return fmt.Errorf("header: invalid UTF-8: %w", ErrFormat)
+	}
+	out, err := parseHeaderLine(data)
+	if err != nil {
+		return err
+	}
+	*h = out
+	return nil
+}
