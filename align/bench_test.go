@@ -1,0 +1,117 @@
+package align
+
+import (
+	"fmt"
+	"testing"
+
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// Benchmarks at the paper's sizes (Table 1): d = 25, m_q = 32 probes,
+// τ ∈ {5, 10, 20} (the grid of SPEC §6), on a fixed-seed quadratic stream.
+
+var benchTaus = []int{5, 10, 20}
+
+// benchPair returns a reference (counterfactual) and a no-op state at
+// t_del = 500 with five recent deletions, and the next insert.
+func benchPair(b *testing.B, tau int) (ref, act *olbfgs.Learner, next stream.Sample, u stream.IDSet) {
+	b.Helper()
+	loss, events := quadStream(b, 1, 25, 501)
+	u = stream.NewIDSet(496, 497, 498, 499, 500)
+	prefix := events[:500]
+	ref = replay(b, loss, tau, stream.Counterfactual(prefix, u))
+	act = replay(b, loss, tau, prefix)
+	return ref, act, events[500].Sample, u
+}
+
+// BenchmarkMeasure is the per-step cost of all metrics of one state against
+// a reference whose probe block is already computed (E_w, E_Z over 32
+// probes, E_Θ, D_upd, M_direct).
+func BenchmarkMeasure(b *testing.B) {
+	for _, tau := range benchTaus {
+		b.Run(fmt.Sprintf("d=25/tau=%d/mq=32", tau), func(b *testing.B) {
+			ref, act, next, u := benchPair(b, tau)
+			e := newEngine(b, 25, Options{Seed: 1})
+			e.SetDeletion(u)
+			e.SetReference(ref, &next)
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Measure(act)
+			}
+		})
+	}
+}
+
+// BenchmarkSetReference is the reference's share of a step: its probe
+// block and update direction, computed once for all states.
+func BenchmarkSetReference(b *testing.B) {
+	for _, tau := range benchTaus {
+		b.Run(fmt.Sprintf("d=25/tau=%d/mq=32", tau), func(b *testing.B) {
+			ref, _, next, _ := benchPair(b, tau)
+			e := newEngine(b, 25, Options{Seed: 1})
+			b.ReportAllocs()
+			for b.Loop() {
+				e.SetReference(ref, &next)
+			}
+		})
+	}
+}
+
+// BenchmarkMeasureDirect is BenchmarkMeasure with the probes applied
+// directly (Options.DirectProbes) instead of through the d×d factor.
+func BenchmarkMeasureDirect(b *testing.B) {
+	ref, act, next, u := benchPair(b, 10)
+	e := newEngine(b, 25, Options{Seed: 1, DirectProbes: true})
+	e.SetDeletion(u)
+	e.SetReference(ref, &next)
+	b.ReportAllocs()
+	for b.Loop() {
+		e.Measure(act)
+	}
+}
+
+// BenchmarkTrack runs one configuration of Experiment 2 at the paper's
+// size on the metric side: a reference and nine states (two identical to
+// it, like oracle and an exact window replay) propagated over H = 4500 future
+// events with every metric at every step. Stepping the ten learners is
+// included; the interventions themselves are not.
+func BenchmarkTrack(b *testing.B) {
+	for _, kind := range []string{"quadratic", "logistic"} {
+		for _, tau := range benchTaus {
+			b.Run(fmt.Sprintf("%s/d=25/tau=%d/H=4500", kind, tau), func(b *testing.B) {
+				var loss stream.Loss
+				var events []stream.Event
+				if kind == "quadratic" {
+					loss, events = quadStream(b, 2, 25, 5000)
+				} else {
+					loss, events = logisticStream(b, 2, 25, 5000)
+				}
+				u := stream.NewIDSet(100, 250, 498, 499, 500)
+				prefix, future := events[:500], events[500:]
+				ref0 := replay(b, loss, tau, stream.Counterfactual(prefix, u))
+				act0 := replay(b, loss, tau, prefix)
+				act0.MarkDeleted(u.Sorted()...)
+				e := newEngine(b, 25, Options{Seed: 1})
+				e.SetDeletion(u)
+				for b.Loop() {
+					ref := ref0.Clone()
+					states := make([]*olbfgs.Learner, 9)
+					for i := range states {
+						states[i] = act0.Clone()
+					}
+					states[0], states[8] = ref0.Clone(), ref0.Clone()
+					states[2].Memory().DropTouching(u)
+					states[3].Memory().Reset()
+					states[4].Reset()
+					w := append([]float64(nil), act0.W()...)
+					w[0] += 0.1
+					states[5].SetW(w)
+					if _, err := e.Track(ref, states, future); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}

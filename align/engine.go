@@ -1,0 +1,429 @@
+package align
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/mat"
+
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// Options configures an [Engine]. The zero value gives the paper's defaults
+// (32 probes drawn with seed 0, λ_Z = 1).
+type Options struct {
+	// Probes is m_q, the number of probe vectors to draw. If 0, it defaults
+	// to DefaultProbes (32), or to len(ProbeVectors) when those are given;
+	// otherwise it must equal len(ProbeVectors) when both are set.
+	Probes int
+	// Seed seeds the probe draw: DrawProbes(rand.New(rand.NewPCG(Seed,
+	// ProbeStream)), d, Probes). Ignored when ProbeVectors is set.
+	Seed uint64
+	// ProbeVectors, if not nil, are the probes to use instead of drawing
+	// them (for example the probes of a run record, or of another
+	// implementation): each of length d, finite, of unit norm within
+	// ProbeNormTol (see CheckProbes). They are copied and used as given.
+	ProbeVectors [][]float64
+	// LambdaZ is the weight λ_Z ≥ 0 of the memory error in
+	// E_Θ = E_w + λ_Z·E_Z. If 0, it defaults to 1 (the paper's Table 1);
+	// the unweighted parameter error E_w is reported on its own in every
+	// Point, which is E_Θ for λ_Z = 0.
+	LambdaZ float64
+	// DirectProbes makes the engine apply the memories to the probes
+	// themselves. By default, when there are more probes than dimensions
+	// (m_q > d, as at the paper's m_q = 32, d = 25), it applies them to the
+	// d columns of the Cholesky factor L of QQᵀ instead, which gives the same
+	// E_Z in exact arithmetic at d/m_q of the cost; see the package
+	// documentation. The two agree to round-off (tested at 1e-12 relative).
+	DirectProbes bool
+}
+
+// Point holds the alignment metrics of one state against the reference at
+// one post-deletion step (SPEC §3).
+type Point struct {
+	// Ew is the parameter error ‖w̃ − w⁻‖₂.
+	Ew float64
+	// EZ is the memory-operator error sqrt((1/m_q) Σ_j ‖H_Z̃ q_j − H_Z⁻ q_j‖²).
+	EZ float64
+	// ETheta is the state error E_w + λ_Z·E_Z.
+	ETheta float64
+	// Dupd is the update-direction error for the next insert; it is 0 and
+	// meaningless when DupdDefined is false (no insert follows the step).
+	Dupd        float64
+	DupdDefined bool
+	// Mdirect is the direct memory mass: the number of pairs of Z̃ whose
+	// source meets the deletion set U.
+	Mdirect int
+	// RefWNorm is ‖w⁻‖₂ of the reference at this step, the scale of the
+	// exact-recovery threshold.
+	RefWNorm float64
+	// Identical reports that the state was bitwise identical to the
+	// reference in w and Z (so every error is exactly 0 and nothing was
+	// computed).
+	Identical bool
+}
+
+// Engine computes the alignment metrics of states against a reference,
+// step after step, for one run: it holds the probes (drawn once), the
+// reference's probe block of the current step (computed once and shared by
+// every state measured at that step) and all scratch space, so that
+// measuring a state allocates nothing. Create it with [NewEngine]. An Engine
+// is not safe for concurrent use; use one per goroutine.
+type Engine struct {
+	d, m    int
+	lambdaZ float64
+	probes  [][]float64
+
+	nb, ld int       // basis columns; row stride (column nb holds a gradient)
+	in     []float64 // d×ld: basis columns, gradient column, zero padding
+	refOut []float64 // H_Z⁻ applied to in, for the current reference
+	out    []float64 // H_Z̃ applied to in, for the state being measured
+	ba     *blockApplier
+
+	u []int64 // the deletion set, ascending
+
+	// The current step's reference.
+	ref      *olbfgs.Learner
+	refW     []float64
+	refWNorm float64
+	hasNext  bool
+	next     stream.Sample
+	quad     bool      // the loss is quadratic: gradients use hess
+	hess     []float64 // H(α) of the next event, row-major d×d
+	refG     []float64 // ∇ℓ_e(w⁻)
+	refDir   []float64 // H_Z⁻ ∇ℓ_e(w⁻), column nb of refOut
+	dir, g   []float64 // scratch
+	diff     []float64
+}
+
+// NewEngine returns an engine for states of dimension d ≥ 1. It returns an
+// error wrapping ErrConfig for invalid options or ErrProbes for invalid
+// probe vectors.
+func NewEngine(d int, opt Options) (*Engine, error) {
+	if d < 1 {
+		return nil, fmt.Errorf("%w: dimension d = %d must be at least 1", ErrConfig, d)
+	}
+	lambdaZ := opt.LambdaZ
+	if lambdaZ == 0 {
+		lambdaZ = 1
+	}
+	if !(lambdaZ >= 0) || math.IsInf(lambdaZ, 0) {
+		return nil, fmt.Errorf("%w: LambdaZ = %v must be non-negative and finite", ErrConfig, opt.LambdaZ)
+	}
+	var probes [][]float64
+	switch {
+	case opt.ProbeVectors != nil:
+		if opt.Probes != 0 && opt.Probes != len(opt.ProbeVectors) {
+			return nil, fmt.Errorf("%w: Probes = %d but %d ProbeVectors are given", ErrConfig, opt.Probes, len(opt.ProbeVectors))
+		}
+		if err := CheckProbes(opt.ProbeVectors, d); err != nil {
+			return nil, err
+		}
+		probes = make([][]float64, len(opt.ProbeVectors))
+		for j, q := range opt.ProbeVectors {
+			probes[j] = slices.Clone(q)
+		}
+	default:
+		m := opt.Probes
+		if m == 0 {
+			m = DefaultProbes
+		}
+		if m < 1 {
+			return nil, fmt.Errorf("%w: Probes = %d must be positive", ErrConfig, opt.Probes)
+		}
+		probes = DrawProbes(rand.New(rand.NewPCG(opt.Seed, ProbeStream)), d, m)
+	}
+	m := len(probes)
+	basis := probes
+	if m > d && !opt.DirectProbes {
+		if l, ok := probeFactor(probes, d); ok {
+			basis = l
+		}
+	}
+	nb := len(basis)
+	ld := (nb + 1 + 3) &^ 3
+	e := &Engine{
+		d: d, m: m, lambdaZ: lambdaZ, probes: probes,
+		nb: nb, ld: ld,
+		in:     make([]float64, d*ld),
+		refOut: make([]float64, d*ld),
+		out:    make([]float64, d*ld),
+		ba:     newBlockApplier(d, ld),
+		refW:   make([]float64, d),
+		refG:   make([]float64, d),
+		refDir: make([]float64, d),
+		dir:    make([]float64, d),
+		g:      make([]float64, d),
+		diff:   make([]float64, d),
+	}
+	for j, q := range basis {
+		for k, v := range q {
+			e.in[k*ld+j] = v
+		}
+	}
+	return e, nil
+}
+
+// probeFactor returns the d columns of the lower Cholesky factor L of
+// P = QQᵀ = Σ_j q_j q_jᵀ. For any symmetric Δ, ‖ΔQ‖_F² = tr(ΔPΔ) =
+// ‖ΔL‖_F², so Σ_j ‖Δq_j‖² = Σ_i ‖Δl_i‖². It reports false when P is not
+// numerically positive definite (the probes do not span R^d).
+func probeFactor(probes [][]float64, d int) ([][]float64, bool) {
+	p := mat.NewSymDense(d, nil)
+	for a := 0; a < d; a++ {
+		for b := a; b < d; b++ {
+			var s float64
+			for _, q := range probes {
+				s += q[a] * q[b]
+			}
+			p.SetSym(a, b, s)
+		}
+	}
+	var ch mat.Cholesky
+	if !ch.Factorize(p) {
+		return nil, false
+	}
+	var l mat.TriDense
+	ch.LTo(&l)
+	cols := make([][]float64, d)
+	for i := range cols {
+		cols[i] = make([]float64, d)
+		for k := 0; k < d; k++ {
+			cols[i][k] = l.At(k, i)
+		}
+	}
+	return cols, true
+}
+
+// Dim returns d.
+func (e *Engine) Dim() int { return e.d }
+
+// NumProbes returns m_q.
+func (e *Engine) NumProbes() int { return e.m }
+
+// LambdaZ returns the weight λ_Z in use.
+func (e *Engine) LambdaZ() float64 { return e.lambdaZ }
+
+// Probes returns a copy of the unit probe vectors.
+func (e *Engine) Probes() [][]float64 {
+	out := make([][]float64, len(e.probes))
+	for j, q := range e.probes {
+		out[j] = slices.Clone(q)
+	}
+	return out
+}
+
+// SetDeletion sets the deletion set U whose direct memory mass Measure
+// reports. It may be called at any time; it allocates.
+func (e *Engine) SetDeletion(u stream.IDSet) {
+	e.u = u.Sorted()
+}
+
+// SetReference makes ref the reference θ⁻ of the current step and next the
+// payload of the next insert event after it (nil when there is none: D_upd is
+// then undefined). It computes the reference's probe block and update
+// direction once for every state measured at this step; call it again after
+// the reference changes (Measure reads ref's parameters and memory). It
+// panics if ref's dimension or next's length is not d.
+func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
+	d := e.d
+	if len(ref.W()) != d {
+		panic(fmt.Sprintf("align: SetReference: dimension %d, engine has %d", len(ref.W()), d))
+	}
+	e.ref = ref
+	copy(e.refW, ref.W())
+	e.refWNorm = norm2(e.refW)
+	e.hasNext = next != nil
+	if e.hasNext {
+		if len(next.V) != d {
+			panic(fmt.Sprintf("align: SetReference: next sample of length %d, want %d", len(next.V), d))
+		}
+		e.next = *next
+		q, ok := ref.Loss().(*stream.Quadratic)
+		e.quad = ok
+		if ok {
+			if e.hess == nil {
+				e.hess = make([]float64, d*d)
+			}
+			q.HessianTo(e.hess, e.next)
+		}
+		e.grad(e.refG, e.refW)
+	} else {
+		clear(e.refG)
+	}
+	e.setGradColumn(e.refG)
+	e.ba.apply(ref.Memory(), e.refOut, e.in)
+	for k := range e.refDir {
+		e.refDir[k] = e.refOut[k*e.ld+e.nb]
+	}
+}
+
+// grad stores ∇ℓ_e(w) of the next event in dst. For a quadratic loss it is
+// H(α)(w − a) with H(α) formed once per step (stream.Quadratic.HessianTo),
+// each component summed in increasing index order (four rows at a time,
+// each row its own sum); it agrees with stream.Quadratic.Grad to round-off
+// and is the same computation for every state of a step.
+func (e *Engine) grad(dst, w []float64) {
+	if !e.quad {
+		e.ref.Loss().Grad(dst, w, e.next)
+		return
+	}
+	d := e.d
+	r := e.diff[:d]
+	for j, a := range e.next.V {
+		r[j] = w[j] - a
+	}
+	h := e.hess
+	i := 0
+	for ; i+4 <= d; i += 4 {
+		h0 := h[i*d : (i+1)*d : (i+1)*d]
+		h1 := h[(i+1)*d : (i+2)*d : (i+2)*d]
+		h2 := h[(i+2)*d : (i+3)*d : (i+3)*d]
+		h3 := h[(i+3)*d : (i+4)*d : (i+4)*d]
+		var s0, s1, s2, s3 float64
+		for j, rj := range r {
+			s0 += h0[j] * rj
+			s1 += h1[j] * rj
+			s2 += h2[j] * rj
+			s3 += h3[j] * rj
+		}
+		dst[i], dst[i+1], dst[i+2], dst[i+3] = s0, s1, s2, s3
+	}
+	for ; i < d; i++ {
+		row := h[i*d : (i+1)*d : (i+1)*d]
+		var s float64
+		for j, rj := range r {
+			s += row[j] * rj
+		}
+		dst[i] = s
+	}
+}
+
+func (e *Engine) setGradColumn(g []float64) {
+	for k, v := range g {
+		e.in[k*e.ld+e.nb] = v
+	}
+}
+
+// Measure returns the metrics of state st against the current reference
+// (set by SetReference). It does not allocate. When st is bitwise identical
+// to the reference in w and Z (memory pairs, order and sources, see
+// olbfgs.Memory.Equal) every error is exactly 0 and nothing else is
+// computed; when only Z is identical, E_Z = 0 exactly and the probe block is
+// skipped. It panics if no reference is set or st's dimension is not d.
+func (e *Engine) Measure(st *olbfgs.Learner) Point {
+	if e.ref == nil {
+		panic("align: Measure before SetReference")
+	}
+	w := st.W()
+	if len(w) != e.d {
+		panic(fmt.Sprintf("align: Measure: dimension %d, engine has %d", len(w), e.d))
+	}
+	mem := st.Memory()
+	p := Point{RefWNorm: e.refWNorm, Mdirect: e.directMass(mem), DupdDefined: e.hasNext}
+	wEq := bitsEqual(w, e.refW)
+	memEq := mem.Equal(e.ref.Memory())
+	if wEq && memEq {
+		p.Identical = true
+		return p
+	}
+	if !wEq {
+		for k := range w {
+			e.diff[k] = w[k] - e.refW[k]
+		}
+		p.Ew = norm2(e.diff)
+	}
+	switch {
+	case memEq:
+		// E_Z = 0; wEq is false, so the direction needs H_Z̃ ∇ℓ_e(w̃), which
+		// Apply gives with the same bits as the block's gradient column.
+		if e.hasNext {
+			e.grad(e.g, w)
+			mem.Apply(e.dir, e.g)
+			p.Dupd = DirectionError(e.dir, e.refDir)
+		}
+	default:
+		if e.hasNext {
+			g := e.refG // the same w gives the same gradient
+			if !wEq {
+				e.grad(e.g, w)
+				g = e.g
+			}
+			e.setGradColumn(g)
+		}
+		e.ba.apply(mem, e.out, e.in)
+		p.EZ = e.memoryError()
+		if e.hasNext {
+			for k := range e.dir {
+				e.dir[k] = e.out[k*e.ld+e.nb]
+			}
+			p.Dupd = DirectionError(e.dir, e.refDir)
+		}
+	}
+	p.ETheta = p.Ew + e.lambdaZ*p.EZ
+	return p
+}
+
+// memoryError returns sqrt((1/m_q)·Σ ‖out_j − refOut_j‖²) over the basis
+// columns: row by row, the squared differences of columns j go into partial
+// sum j mod 4, combined as (s0+s1)+(s2+s3) at the end.
+func (e *Engine) memoryError() float64 {
+	ld, nb := e.ld, e.nb
+	var s0, s1, s2, s3 float64
+	for k := 0; k < e.d; k++ {
+		a := e.out[k*ld : k*ld+nb : k*ld+nb]
+		b := e.refOut[k*ld : k*ld+nb : k*ld+nb]
+		j := 0
+		for ; j+4 <= nb; j += 4 {
+			t0, t1, t2, t3 := a[j]-b[j], a[j+1]-b[j+1], a[j+2]-b[j+2], a[j+3]-b[j+3]
+			s0 += t0 * t0
+			s1 += t1 * t1
+			s2 += t2 * t2
+			s3 += t3 * t3
+		}
+		for ; j < nb; j++ {
+			t := a[j] - b[j]
+			s0 += t * t
+		}
+	}
+	s := (s0 + s1) + (s2 + s3)
+	if !math.IsInf(s, 1) {
+		return math.Sqrt(s / float64(e.m))
+	}
+	// Entries beyond ~1e154: rescale by a power of two.
+	var mx float64
+	for k := 0; k < e.d; k++ {
+		for j := 0; j < nb; j++ {
+			mx = math.Max(mx, math.Abs(e.out[k*ld+j]-e.refOut[k*ld+j]))
+		}
+	}
+	_, ex := math.Frexp(mx)
+	s = 0
+	for k := 0; k < e.d; k++ {
+		for j := 0; j < nb; j++ {
+			t := math.Ldexp(e.out[k*ld+j]-e.refOut[k*ld+j], -ex)
+			s += t * t
+		}
+	}
+	return math.Ldexp(math.Sqrt(s/float64(e.m)), ex)
+}
+
+// directMass counts the pairs of mem whose source meets the deletion set.
+func (e *Engine) directMass(mem *olbfgs.Memory) int {
+	if len(e.u) == 0 {
+		return 0
+	}
+	n := 0
+	for i := 0; i < mem.Len(); i++ {
+		for _, id := range mem.Pair(i).Source {
+			if _, ok := slices.BinarySearch(e.u, id); ok {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
