@@ -48,6 +48,10 @@ deletion-edited counterfactual, and certifies unlearned states.`,
 	root.AddCommand(
 		newGenCmd(),
 		newTrainCmd(),
+		newRunCmd(),
+		newDecayCmd(),
+		newBenchCmd(),
+		newMergeCmd(),
 	)
 	return root
 }

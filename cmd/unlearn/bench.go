@@ -1,0 +1,197 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"runtime/pprof"
+	"syscall"
+	"time"
+
+	"github.com/schollz/progressbar/v3"
+	"github.com/spf13/cobra"
+	"golang.org/x/term"
+
+	"unlearn/experiment"
+)
+
+func newBenchCmd() *cobra.Command {
+	var (
+		out, shard, cpuProfile string
+		quick, series, zero    bool
+		unstable               bool
+		workers                int
+	)
+	cmd := &cobra.Command{
+		Use:   "bench [--out DIR] [--quick] [--workers N] [--shard K/N]",
+		Short: "Run the state-aware benchmark grid (Experiment 2) and print the five summary tables",
+		Long: `bench runs Experiment 2 of the paper (SPEC §6) over its default grid: stream
+{quadratic, logistic} × τ {5, 10, 20} × deletion mode {recent, random,
+high-gradient} × κ {10, 100} × seed {1, 2, 3}, drift on — 108 configurations at
+the paper's sizes (d = 25, T = 5000, t_del = 500, H = 4500, |U| = 5, m_q = 32).
+Every operator of the paper is propagated beside the reference counterfactual
+on the same future events, every metric is recorded at every step, and the five
+summary tables of the paper's results section are printed as Markdown.
+
+The results folder (--out) is written atomically (a temporary folder beside it
+is renamed at the end): manifest.json, records/ (one JSON run record per
+configuration), summaries.csv, tables.md and tables/*.csv, and series/ with
+--series.
+
+Sharding: --shard K/N runs the configurations whose index i satisfies
+i mod N = K, with K numbered from 0 (0 ≤ K < N), as Kubernetes indexed Jobs
+($JOB_COMPLETION_INDEX) and Slurm arrays declared --array=0-(N-1)
+($SLURM_ARRAY_TASK_ID) number their tasks; with GNU parallel use {%} minus 1.
+Give each shard its own --out and join them with "unlearn merge".
+
+Results do not depend on --workers or --shard: records are bit-identical apart
+from their wall-clock timing (drop it with --zero-timing).`,
+		Example: `  unlearn bench                                  # full grid into ./results
+  unlearn bench --quick --out /tmp/quick         # 8 small configurations
+  unlearn bench --shard 0/4 --out results-0      # one of 4 shards
+  unlearn merge results-0 results-1 results-2 results-3 --out results`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			sh, err := experiment.ParseShard(shard)
+			if err != nil {
+				return flagError("shard", "%v", err)
+			}
+			if workers < 0 {
+				return flagError("workers", "%d must be non-negative (0: one per CPU)", workers)
+			}
+			if out == "" {
+				return flagError("out", "must not be empty")
+			}
+			if quick && unstable {
+				return flagError("unstable-logistic", "not available with --quick")
+			}
+			grid := experiment.DefaultGrid()
+			switch {
+			case quick:
+				grid = experiment.QuickGrid()
+			case unstable:
+				grid = experiment.UnstableGrid()
+			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return flagError("cpuprofile", "%v", err)
+				}
+				defer stop()
+			}
+			n := len(sh.Indices(len(grid.Configs)))
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			bar := newProgress(cmd.ErrOrStderr(), n, "bench "+grid.Name)
+			start := time.Now()
+			res, err := experiment.RunGrid(ctx, grid, experiment.Options{
+				Workers: workers, Shard: sh, KeepSeries: series, ZeroTiming: zero, Progress: bar.update,
+			})
+			bar.finish()
+			if err != nil {
+				return interrupted(err)
+			}
+			wall := time.Since(start)
+			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d configurations (grid %s, shard %s) in %.1f s; wrote %s\n",
+				n, grid.Name, sh, wall.Seconds(), out)
+			return printTables(cmd.OutOrStdout(), res)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "out", "o", "results", "results folder (replaced atomically if it is a results folder or empty)")
+	f.BoolVar(&quick, "quick", false, "run the small smoke-test grid (8 configurations, d = 8, T = 300) instead of the paper's")
+	f.BoolVar(&unstable, "unstable-logistic", false, "logistic streams with feature covariance eigenvalues in [1, κ] (the chaotic regime of SPEC §1.2) instead of [1/κ, 1]")
+	f.IntVar(&workers, "workers", 0, "configurations run in parallel (0: GOMAXPROCS)")
+	f.StringVar(&shard, "shard", "", "run only shard K/N: configurations i with i mod N = K, K from 0")
+	f.BoolVar(&series, "series", false, "keep every method's per-step series in the records and series/*.csv (about 400 MB for the full grid)")
+	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times, so that outputs are bit-identical across runs")
+	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	return cmd
+}
+
+// printTables prints the results' tables as Markdown.
+func printTables(w io.Writer, res *experiment.Results) error {
+	tables, err := res.Tables(experiment.TableOptions{})
+	if err != nil {
+		return err
+	}
+	if !res.Complete() {
+		fmt.Fprintf(w, "_Partial results: %d of %d configurations (shards %v)._\n\n",
+			len(res.Records), len(res.Manifest.Grid.Configs), res.Manifest.Shards)
+	}
+	return experiment.WriteTablesMarkdown(w, tables)
+}
+
+// signalContext returns a context cancelled by SIGINT or SIGTERM, so that
+// an interrupted run stops between steps and writes nothing.
+func signalContext(parent context.Context) (context.Context, context.CancelFunc) {
+	if parent == nil {
+		parent = context.Background()
+	}
+	return signal.NotifyContext(parent, os.Interrupt, syscall.SIGTERM)
+}
+
+// interrupted rewords a cancellation.
+func interrupted(err error) error {
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted; no results were written: %w", err)
+	}
+	return err
+}
+
+// startCPUProfile starts a CPU profile into path and returns its stop
+// function.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() {
+		pprof.StopCPUProfile()
+		f.Close()
+	}, nil
+}
+
+// progress is a progress bar with ETA on stderr, or nothing when stderr is
+// not a terminal.
+type progress struct{ bar *progressbar.ProgressBar }
+
+// newProgress returns a progress bar for total items if w is a terminal.
+func newProgress(w io.Writer, total int, desc string) *progress {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return &progress{}
+	}
+	return &progress{bar: progressbar.NewOptions(total,
+		progressbar.OptionSetWriter(f),
+		progressbar.OptionSetDescription(desc),
+		progressbar.OptionShowCount(),
+		progressbar.OptionSetPredictTime(true),
+		progressbar.OptionSetElapsedTime(true),
+		progressbar.OptionThrottle(100*time.Millisecond),
+		progressbar.OptionClearOnFinish(),
+	)}
+}
+
+// update is an experiment.Options.Progress callback.
+func (p *progress) update(done, _ int) {
+	if p.bar != nil {
+		_ = p.bar.Set(done) // drawing errors are not worth failing a run for
+	}
+}
+
+func (p *progress) finish() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+	}
+}

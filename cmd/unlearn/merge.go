@@ -1,0 +1,62 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"unlearn/experiment"
+)
+
+func newMergeCmd() *cobra.Command {
+	var (
+		out           string
+		partial, zero bool
+	)
+	cmd := &cobra.Command{
+		Use:   "merge DIR... --out DIR",
+		Short: "Join the results folders of bench shards into one and print its tables",
+		Long: `merge reads results folders written by "unlearn bench --shard K/N" (or "unlearn
+decay") and writes one results folder with every record, the summaries and the
+tables, exactly as a single run of the whole grid writes them: the tables are
+byte for byte those of a single run.
+
+It refuses folders from different grids, operators or record formats, and two
+folders holding the same configuration (overlapping shards); unless
+--allow-partial, it also refuses a union that misses configurations of the
+grid, and says which.`,
+		Example: `  unlearn merge results-0 results-1 results-2 results-3 --out results`,
+		Args:    cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, dirs []string) error {
+			if out == "" {
+				return flagError("out", "required")
+			}
+			parts := make([]*experiment.Results, len(dirs))
+			for i, d := range dirs {
+				r, err := experiment.ReadResults(d)
+				if err != nil {
+					return fmt.Errorf("reading %s: %w", d, err)
+				}
+				parts[i] = r
+			}
+			res, err := experiment.Merge(parts, partial)
+			if err != nil {
+				return err
+			}
+			if zero {
+				res.ZeroTiming()
+			}
+			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
+				return err
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "merged %d folders, %d of %d configurations; wrote %s\n",
+				len(dirs), len(res.Records), len(res.Manifest.Grid.Configs), out)
+			return printTables(cmd.OutOrStdout(), res)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVarP(&out, "out", "o", "", "merged results folder (required)")
+	f.BoolVar(&partial, "allow-partial", false, "merge even if configurations of the grid are missing")
+	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the merged folder")
+	return cmd
+}

@@ -1,0 +1,212 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"slices"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"unlearn/experiment"
+	"unlearn/internal/atomicfile"
+	"unlearn/stream"
+)
+
+func newRunCmd() *cobra.Command {
+	var (
+		in, out, seriesCSV, probesFile string
+		kind, mode                     string
+		kappa, eta, lambdaZ, scale     float64
+		seed                           uint64
+		d, events, tdel, horizon, tau  int
+		count, mq                      int
+		deleted                        []int64
+		noDrift, zero                  bool
+	)
+	def := experiment.Experiment2()
+	cmd := &cobra.Command{
+		Use:   "run [--stream FILE] --t-del N --horizon H --tau T --eta E (--deleted IDS | --mode MODE --seed S)",
+		Short: "Run one configuration: every intervention beside the counterfactual, with per-step metrics",
+		Long: `run trains the o-LBFGS learner on the prefix e_1..e_{t_del} of a stream, deletes
+U at t_del, applies every unlearning operator of the paper (SPEC §5), propagates
+each intervened state beside the deletion-edited counterfactual on the same
+future events e_{t_del+1}..e_{t_del+H}, and records E_w, E_Z, E_Θ, D_upd and
+M_direct at every step (SPEC §3). It prints a summary table and, with --out,
+writes the run record: the resolved configuration, the stream file's SHA-256,
+U, the probe vectors and every per-step series — all another implementation of
+SPEC needs to reproduce the series from the same file.
+
+U is --deleted, or chosen by --mode (recent, old, random, high-gradient) with
+--count ids (random mode seeded by --seed); delete events inside the prefix
+join U (SPEC §8). Without --stream, a stream is generated (--kind, --kappa,
+--seed, --events, --d) and --seed also seeds it. The probes are m_q seeded unit
+vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
+		Example: `  unlearn gen --kind quadratic --seed 1 --out q.jsonl
+  unlearn run --stream q.jsonl --t-del 500 --horizon 4500 --tau 10 --eta 0.1 --mode recent --out run.json
+  unlearn run --stream q.jsonl --t-del 500 --deleted 17,42,99 --probes probes.json --out run.json
+  unlearn run --kind logistic --kappa 100 --seed 2 --events 1000 --t-del 300 --mode random`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			fl := cmd.Flags()
+			if fl.Changed("deleted") && (fl.Changed("mode") || fl.Changed("count")) {
+				return flagError("deleted", "give either --deleted or --mode/--count, not both")
+			}
+			if _, err := stream.ParseMode(mode); err != nil && !fl.Changed("deleted") {
+				return flagError("mode", "%q: want recent, old, random or high-gradient", mode)
+			}
+			if in != "" {
+				for _, gen := range []string{"kind", "kappa", "events", "d", "no-drift", "feature-scale"} {
+					if fl.Changed(gen) {
+						return flagError(gen, "only for generated streams; the stream comes from --stream %s", in)
+					}
+				}
+			}
+			if err := positiveFlags(map[string]float64{"t-del": float64(tdel), "tau": float64(tau), "eta": eta,
+				"count": float64(count), "mq": float64(mq), "d": float64(d), "events": float64(events), "kappa": kappa}); err != nil {
+				return err
+			}
+			if horizon < 0 {
+				return flagError("horizon", "%d must be non-negative (0: T − t_del)", horizon)
+			}
+			cfg := experiment.Config{
+				Stream: experiment.StreamSpec{Kind: stream.Kind(kind), D: d, T: events, Kappa: kappa, Seed: seed, NoDrift: noDrift, FeatureScale: scale},
+				TDel:   tdel, Horizon: horizon, Tau: tau, Eta: eta,
+				Mode: mode, Count: count, Deleted: deleted,
+				Probes: mq, LambdaZ: new(lambdaZ),
+			}
+			if probesFile != "" {
+				pv, err := readProbes(probesFile)
+				if err != nil {
+					return flagError("probes", "%v", err)
+				}
+				cfg.ProbeVectors = pv
+			}
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
+			var (
+				rec *experiment.Record
+				err error
+			)
+			if in != "" {
+				h, src, err2 := experiment.StreamFile(in)
+				if err2 != nil {
+					return err2
+				}
+				rec, err = experiment.RunHistory(ctx, h, src, cfg, "run", experiment.Options{KeepSeries: true, ZeroTiming: zero})
+			} else {
+				if err := cfg.Validate(); err != nil {
+					return configFlag(err)
+				}
+				rec, err = experiment.Run(ctx, "run", cfg, experiment.Options{KeepSeries: true, ZeroTiming: zero})
+			}
+			if err != nil {
+				return interrupted(configFlag(err))
+			}
+			if out != "" {
+				if err := experiment.WriteRecordFile(out, rec); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			}
+			if seriesCSV != "" {
+				if err := writeAtomic(seriesCSV, rec.WriteSeriesCSV); err != nil {
+					return err
+				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", seriesCSV)
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "stream %s (%s, d=%d, T=%d), t_del=%d, H=%d, τ=%d, η=%g, U=%v (%s)\n\n",
+				rec.ID, rec.Source.Kind, rec.Source.D, rec.Source.T, rec.Config.TDel, rec.Config.Horizon,
+				rec.Config.Tau, rec.Config.Eta, rec.U, rec.Config.Mode)
+			return experiment.RunTable(rec).WriteMarkdown(w)
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&in, "stream", "", "stream file (JSON Lines, SPEC §1.1); without it a stream is generated")
+	f.StringVarP(&out, "out", "o", "", "write the run record (JSON) to this file")
+	f.StringVar(&seriesCSV, "series-csv", "", "write the per-step series (CSV) to this file")
+	f.IntVar(&tdel, "t-del", def.TDel, "deletion time t_del: the prefix is e_1..e_{t_del}")
+	f.IntVar(&horizon, "horizon", 0, "post-deletion horizon H (0: T − t_del)")
+	f.IntVar(&tau, "tau", def.Tau, "memory size τ")
+	f.Float64Var(&eta, "eta", def.Eta, "step size η")
+	f.Int64SliceVar(&deleted, "deleted", nil, "deletion set U, as ids of inserts of the prefix (ID,ID,…)")
+	f.StringVar(&mode, "mode", def.Mode, "deletion mode: recent, old, random or high-gradient")
+	f.IntVar(&count, "count", def.Count, "deletion size |U| for --mode")
+	f.Uint64Var(&seed, "seed", 1, "seed of the random deletion mode, the probes and a generated stream")
+	f.StringVar(&probesFile, "probes", "", "probe vectors: a JSON array of m_q unit vectors of length d")
+	f.IntVar(&mq, "mq", def.Probes, "number of seeded probe vectors m_q (without --probes)")
+	f.Float64Var(&lambdaZ, "lambda-z", *def.LambdaZ, "memory weight λ_Z of E_Θ = E_w + λ_Z E_Z")
+	f.StringVar(&kind, "kind", string(def.Stream.Kind), "generated stream: kind (quadratic or logistic)")
+	f.Float64Var(&kappa, "kappa", def.Stream.Kappa, "generated stream: condition number κ")
+	f.IntVar(&events, "events", def.Stream.T, "generated stream: number of events T")
+	f.IntVar(&d, "d", def.Stream.D, "generated stream: dimension d")
+	f.BoolVar(&noDrift, "no-drift", false, "generated stream: turn curvature drift off")
+	f.Float64Var(&scale, "feature-scale", 0, "generated logistic stream: largest feature-covariance eigenvalue (0: 1; κ gives the chaotic regime)")
+	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the record")
+	return cmd
+}
+
+// readProbes reads a JSON array of probe vectors.
+func readProbes(path string) ([][]float64, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var pv [][]float64
+	if err := json.Unmarshal(b, &pv); err != nil {
+		return nil, fmt.Errorf("%s: want a JSON array of vectors: %w", path, err)
+	}
+	if len(pv) == 0 {
+		return nil, fmt.Errorf("%s: no probe vectors", path)
+	}
+	return pv, nil
+}
+
+// configFlag turns an experiment configuration error into an error naming
+// the command-line flag that sets the field; other errors pass through.
+func configFlag(err error) error {
+	var ce *experiment.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	field := ce.Field
+	if strings.HasPrefix(field, "ProbeVectors") {
+		field = "ProbeVectors"
+	}
+	flag, ok := map[string]string{
+		"TDel": "t-del", "Horizon": "horizon", "Tau": "tau", "Eta": "eta", "Mode": "mode",
+		"Count": "count", "Deleted": "deleted", "Probes": "mq", "ProbeVectors": "probes",
+		"LambdaZ": "lambda-z", "Stream.Kind": "kind", "Stream.D": "d", "Stream.T": "events",
+		"Stream.Kappa": "kappa", "Stream.FeatureScale": "feature-scale",
+	}[field]
+	if !ok {
+		return err
+	}
+	return flagError(flag, "%v: %s", ce.Value, ce.Want)
+}
+
+// writeAtomic writes a file through a temporary file and a rename.
+func writeAtomic(path string, write func(io.Writer) error) error {
+	return atomicfile.WriteFile(path, 0o644, write)
+}
+
+// positiveFlags returns a flag error for the first (in name order) of the
+// given flags whose value is not positive: the experiment configuration
+// reads 0 as "default", which a command line must not do silently.
+func positiveFlags(vals map[string]float64) error {
+	names := make([]string, 0, len(vals))
+	for n := range vals {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if !(vals[n] > 0) {
+			return flagError(n, "%v must be positive", vals[n])
+		}
+	}
+	return nil
+}

@@ -1,0 +1,33 @@
+package experiment
+
+import (
+	"context"
+	"testing"
+)
+
+// BenchmarkExperiment2Config runs configuration 18 of the default grid
+// (quadratic, τ = 10, recent, κ = 10, seed 1) at the paper's sizes: stream
+// generation, training, 9 operators and 4500 steps of 10 states with every
+// metric (32 probes). Multiply by 108 and divide by the cores for the grid.
+func BenchmarkExperiment2Config(b *testing.B) {
+	cfg := DefaultGrid().Configs[18]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), ExperimentBenchmark, cfg, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkExperiment2ConfigLogistic is BenchmarkExperiment2Config on the
+// logistic stream (configuration 72: logistic, τ = 10, recent, κ = 10,
+// seed 1).
+func BenchmarkExperiment2ConfigLogistic(b *testing.B) {
+	cfg := DefaultGrid().Configs[72]
+	b.ReportAllocs()
+	for b.Loop() {
+		if _, err := Run(context.Background(), ExperimentBenchmark, cfg, Options{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

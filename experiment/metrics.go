@@ -1,0 +1,103 @@
+package experiment
+
+import (
+	"fmt"
+	"math"
+
+	"unlearn/align"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// meter adapts package align to the runner: one align.Engine per run, fed
+// the reference and every state at each step, with the points appended to
+// align.Series buffers that a worker reuses from run to run. The metrics
+// and summaries are align's.
+type meter struct {
+	eng     *align.Engine
+	zeroLZ  bool // λ_Z = 0: E_Θ is E_w (align reads LambdaZ = 0 as its default 1)
+	tau     int
+	buffers []*align.Series
+}
+
+// reset prepares the meter for a run of configuration c in dimension d with
+// deletion set u and n states, and returns the run's probe vectors.
+func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, error) {
+	opt := align.Options{Probes: c.Probes, LambdaZ: *c.LambdaZ, ProbeVectors: c.ProbeVectors}
+	if c.ProbeSeed != nil {
+		opt.Seed = *c.ProbeSeed
+	}
+	eng, err := align.NewEngine(d, opt)
+	if err != nil {
+		return nil, &ConfigError{Field: "ProbeVectors", Value: c.Probes, Want: err.Error()}
+	}
+	eng.SetDeletion(u)
+	m.eng, m.zeroLZ, m.tau = eng, *c.LambdaZ == 0, c.Tau
+	for len(m.buffers) < n {
+		m.buffers = append(m.buffers, align.NewSeries(c.Horizon+1))
+	}
+	for _, s := range m.buffers[:n] {
+		s.Ew, s.EZ, s.ETheta = s.Ew[:0], s.EZ[:0], s.ETheta[:0]
+		s.Dupd, s.DupdDefined, s.Mdirect, s.RefWNorm = s.Dupd[:0], s.DupdDefined[:0], s.Mdirect[:0], s.RefWNorm[:0]
+	}
+	return eng.Probes(), nil
+}
+
+// measure appends step k of every state against the reference; next is the
+// payload of the next insert after state k, or nil (D_upd undefined).
+func (m *meter) measure(ref *olbfgs.Learner, states []*olbfgs.Learner, next *stream.Sample) {
+	m.eng.SetReference(ref, next)
+	for i, st := range states {
+		p := m.eng.Measure(st)
+		if m.zeroLZ {
+			p.ETheta = p.Ew
+		}
+		m.buffers[i].Append(p)
+	}
+}
+
+// result returns state i's summary and, if keep, a copy of its series with
+// NaN where D_upd is undefined.
+func (m *meter) result(i int, keep bool) (Summary, *Series) {
+	s := m.buffers[i]
+	a := s.Summarize(m.tau)
+	sum := Summary{
+		InitialParam: a.Initial.Ew, InitialMemory: a.Initial.EZ, InitialState: a.Initial.ETheta,
+		FinalState: a.Final.ETheta, AUC: a.StateAUC, ParamAUC: a.ParamAUC, MemoryAUC: a.MemoryAUC,
+		UpdateAUC: a.UpdateAUC, DirectMass: a.Initial.Mdirect, Clearance: -1, Exact: a.ExactRecovery,
+	}
+	if a.Cleared {
+		sum.Clearance = a.ClearanceStep
+	}
+	for p, f := range a.Decay {
+		sum.Rho[p] = Num(math.NaN())
+		if f.OK {
+			sum.Rho[p] = Num(f.Rho)
+		}
+	}
+	if !keep {
+		return sum, nil
+	}
+	out := newSeries(s.Len())
+	copy(out.Ew, s.Ew)
+	copy(out.EZ, s.EZ)
+	copy(out.ETheta, s.ETheta)
+	copy(out.Mdirect, s.Mdirect)
+	for k, v := range s.Dupd {
+		out.Dupd[k] = v
+		if !s.DupdDefined[k] {
+			out.Dupd[k] = math.NaN()
+		}
+	}
+	return sum, out
+}
+
+// checkSeries panics if the meter's buffers do not hold steps steps (a
+// programmer error in the runner).
+func (m *meter) checkSeries(n, steps int) {
+	for _, s := range m.buffers[:n] {
+		if s.Len() != steps {
+			panic(fmt.Sprintf("experiment: series of %d steps, want %d", s.Len(), steps))
+		}
+	}
+}
