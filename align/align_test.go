@@ -53,7 +53,7 @@ func (s scenario) actual(t testing.TB) *olbfgs.Learner {
 func (s scenario) track(t testing.TB, e *Engine, states ...*olbfgs.Learner) []*Series {
 	t.Helper()
 	e.SetDeletion(s.u)
-	series, err := e.Track(s.reference(t), states, s.future)
+	series, err := e.Track(s.reference(t), states, s.future, len(s.future))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -235,9 +235,9 @@ func TestCheckProbesAndOptions(t *testing.T) {
 		{"NaN", 2, Options{ProbeVectors: [][]float64{{math.NaN(), 1}}}, ErrProbes},
 		{"count mismatch", 2, Options{Probes: 2, ProbeVectors: [][]float64{unit}}, ErrConfig},
 		{"negative probes", 2, Options{Probes: -1}, ErrConfig},
-		{"negative lambda", 2, Options{LambdaZ: -1}, ErrConfig},
-		{"NaN lambda", 2, Options{LambdaZ: math.NaN()}, ErrConfig},
-		{"infinite lambda", 2, Options{LambdaZ: math.Inf(1)}, ErrConfig},
+		{"negative lambda", 2, Options{LambdaZ: new(-1.0)}, ErrConfig},
+		{"NaN lambda", 2, Options{LambdaZ: new(math.NaN())}, ErrConfig},
+		{"infinite lambda", 2, Options{LambdaZ: new(math.Inf(1))}, ErrConfig},
 		{"zero dimension", 0, Options{}, ErrConfig},
 		{"valid given probes", 2, Options{ProbeVectors: [][]float64{unit, {0, 1}}}, nil},
 		{"valid defaults", 2, Options{}, nil},
@@ -468,7 +468,7 @@ func TestMetricDefinitions(t *testing.T) {
 	s := newScenario(t, true, 5, 50, 1, 10, 45, 50)
 	ref, act := s.reference(t), s.actual(t)
 	const lambda = 0.25
-	e := newEngine(t, 8, Options{Seed: 7, LambdaZ: lambda})
+	e := newEngine(t, 8, Options{Seed: 7, LambdaZ: new(lambda)})
 	e.SetDeletion(s.u)
 	next := s.future[0].Sample
 	e.SetReference(ref, &next)
@@ -563,7 +563,66 @@ func TestTrackRejectsSharedStates(t *testing.T) {
 				}
 			}()
 			e := newEngine(t, 8, Options{})
-			e.Track(ref, tt.states, s.future)
+			e.Track(ref, tt.states, s.future, len(s.future))
+		})
+	}
+}
+
+// TestZeroLambdaZ: λ_Z = 0 (new(0.0)) is a real setting, not the default:
+// E_Θ is then E_w, while nil gives λ_Z = 1.
+func TestZeroLambdaZ(t *testing.T) {
+	s := newScenario(t, false, 5, 40, 1, 38, 39)
+	ref, act := s.reference(t), s.actual(t)
+	next := s.future[0].Sample
+	for _, tt := range []struct {
+		name   string
+		lambda *float64
+		want   func(Point) float64
+	}{
+		{"zero", new(0.0), func(p Point) float64 { return p.Ew }},
+		{"default", nil, func(p Point) float64 { return p.Ew + p.EZ }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, 8, Options{Seed: 3, LambdaZ: tt.lambda})
+			e.SetDeletion(s.u)
+			e.SetReference(ref, &next)
+			p := e.Measure(act)
+			if !(p.EZ > 0) {
+				t.Fatal("E_Z = 0: the test cannot tell λ_Z = 0 from λ_Z = 1")
+			}
+			if p.ETheta != tt.want(p) {
+				t.Fatalf("E_Θ = %v, want %v", p.ETheta, tt.want(p))
+			}
+		})
+	}
+}
+
+// TestTrackDirectionAtHorizon: SPEC §8 defines D_upd(H) whenever an insert
+// follows state H, even past the horizon; it is undefined only when the
+// stream has no further insert.
+func TestTrackDirectionAtHorizon(t *testing.T) {
+	s := newScenario(t, true, 5, 30, 6, 29)
+	for _, tt := range []struct {
+		name        string
+		h           int
+		wantDefined bool
+	}{
+		{"insert after the horizon", 5, true},
+		{"stream ends at the horizon", 6, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			e := newEngine(t, 8, Options{Seed: 3})
+			e.SetDeletion(s.u)
+			series, err := e.Track(s.reference(t), []*olbfgs.Learner{s.actual(t)}, s.future, tt.h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := series[0].Len(); got != tt.h+1 {
+				t.Fatalf("series length %d, want H+1 = %d", got, tt.h+1)
+			}
+			if got := series[0].DupdDefined[tt.h]; got != tt.wantDefined {
+				t.Fatalf("D_upd(H) defined = %v, want %v", got, tt.wantDefined)
+			}
 		})
 	}
 }

@@ -107,7 +107,7 @@ func BenchmarkTrack(b *testing.B) {
 					w := append([]float64(nil), act0.W()...)
 					w[0] += 0.1
 					states[5].SetW(w)
-					if _, err := e.Track(ref, states, future); err != nil {
+					if _, err := e.Track(ref, states, future, len(future)); err != nil {
 						b.Fatal(err)
 					}
 				}

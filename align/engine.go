@@ -28,10 +28,9 @@ type Options struct {
 	// ProbeNormTol (see CheckProbes). They are copied and used as given.
 	ProbeVectors [][]float64
 	// LambdaZ is the weight λ_Z ≥ 0 of the memory error in
-	// E_Θ = E_w + λ_Z·E_Z. If 0, it defaults to 1 (the paper's Table 1);
-	// the unweighted parameter error E_w is reported on its own in every
-	// Point, which is E_Θ for λ_Z = 0.
-	LambdaZ float64
+	// E_Θ = E_w + λ_Z·E_Z. If nil, it defaults to 1 (the paper's Table 1);
+	// new(0.0) sets λ_Z = 0, for which E_Θ = E_w.
+	LambdaZ *float64
 	// DirectProbes makes the engine apply the memories to the probes
 	// themselves. By default, when there are more probes than dimensions
 	// (m_q > d, as at the paper's m_q = 32, d = 25), it applies them to the
@@ -106,12 +105,12 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 	if d < 1 {
 		return nil, fmt.Errorf("%w: dimension d = %d must be at least 1", ErrConfig, d)
 	}
-	lambdaZ := opt.LambdaZ
-	if lambdaZ == 0 {
-		lambdaZ = 1
+	lambdaZ := 1.0
+	if opt.LambdaZ != nil {
+		lambdaZ = *opt.LambdaZ
 	}
 	if !(lambdaZ >= 0) || math.IsInf(lambdaZ, 0) {
-		return nil, fmt.Errorf("%w: LambdaZ = %v must be non-negative and finite", ErrConfig, opt.LambdaZ)
+		return nil, fmt.Errorf("%w: LambdaZ = %v must be non-negative and finite", ErrConfig, lambdaZ)
 	}
 	var probes [][]float64
 	switch {

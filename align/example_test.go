@@ -44,7 +44,7 @@ func ExampleEngine_Track() {
 		panic(err)
 	}
 	e.SetDeletion(u)
-	series, err := e.Track(counterfactual, []*olbfgs.Learner{actual}, future)
+	series, err := e.Track(counterfactual, []*olbfgs.Learner{actual}, future, len(future))
 	if err != nil {
 		panic(err)
 	}

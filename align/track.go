@@ -9,10 +9,12 @@ import (
 )
 
 // Track propagates the reference and the states on the future events
-// e_{t_del+1}, …, e_{t_del+H} (H = len(future)) and measures every state
-// against the reference at each step k = 0..H, before the k-th future event
-// is applied (SPEC §8: state k follows e_{t_del+k}). D_upd(k) uses the first
-// insert among future[k:], and is undefined where there is none. A delete
+// e_{t_del+1}, …, e_{t_del+H} (future[:h]) and measures every state against
+// the reference at each step k = 0..h, before the k-th future event is
+// applied (SPEC §8: state k follows e_{t_del+k}). D_upd(k) uses the first
+// insert among future[k:] — which may lie after the horizon, so pass every
+// event after t_del that the stream has — and is undefined where there is
+// none (SPEC §8). It panics unless 0 ≤ h ≤ len(future). A delete
 // event changes no state (SPEC §8); Track records it on each learner that has
 // not yet recorded that id, and skips it on the others, so a deletion the
 // intervention already marked is not an error.
@@ -22,21 +24,23 @@ import (
 // (for example olbfgs.ErrDiverged), naming the step and the state. The
 // states must be distinct learners other than ref (it panics otherwise:
 // they would be stepped twice).
-func (e *Engine) Track(ref *olbfgs.Learner, states []*olbfgs.Learner, future []stream.Event) ([]*Series, error) {
+func (e *Engine) Track(ref *olbfgs.Learner, states []*olbfgs.Learner, future []stream.Event, h int) ([]*Series, error) {
+	if h < 0 || h > len(future) {
+		panic(fmt.Sprintf("align: Track: horizon %d outside [0, %d]", h, len(future)))
+	}
 	for i, st := range states {
 		if st == ref || slices.Contains(states[:i], st) {
 			panic(fmt.Sprintf("align: Track: state %d is the reference or repeats an earlier state", i))
 		}
 	}
-	h := len(future)
 	series := make([]*Series, len(states))
 	for i := range series {
 		series[i] = NewSeries(h + 1)
 	}
 	// nextInsert[k] is the index of the first insert in future[k:], or −1.
-	nextInsert := make([]int, h+1)
-	nextInsert[h] = -1
-	for k := h - 1; k >= 0; k-- {
+	nextInsert := make([]int, len(future)+1)
+	nextInsert[len(future)] = -1
+	for k := len(future) - 1; k >= 0; k-- {
 		nextInsert[k] = nextInsert[k+1]
 		if future[k].Op == stream.Insert {
 			nextInsert[k] = k

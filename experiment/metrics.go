@@ -15,7 +15,6 @@ import (
 // and summaries are align's.
 type meter struct {
 	eng     *align.Engine
-	zeroLZ  bool // λ_Z = 0: E_Θ is E_w (align reads LambdaZ = 0 as its default 1)
 	tau     int
 	buffers []*align.Series
 }
@@ -23,7 +22,7 @@ type meter struct {
 // reset prepares the meter for a run of configuration c in dimension d with
 // deletion set u and n states, and returns the run's probe vectors.
 func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, error) {
-	opt := align.Options{Probes: c.Probes, LambdaZ: *c.LambdaZ, ProbeVectors: c.ProbeVectors}
+	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors}
 	if c.ProbeSeed != nil {
 		opt.Seed = *c.ProbeSeed
 	}
@@ -32,7 +31,7 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 		return nil, &ConfigError{Field: "ProbeVectors", Value: c.Probes, Want: err.Error()}
 	}
 	eng.SetDeletion(u)
-	m.eng, m.zeroLZ, m.tau = eng, *c.LambdaZ == 0, c.Tau
+	m.eng, m.tau = eng, c.Tau
 	for len(m.buffers) < n {
 		m.buffers = append(m.buffers, align.NewSeries(c.Horizon+1))
 	}
@@ -48,11 +47,7 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 func (m *meter) measure(ref *olbfgs.Learner, states []*olbfgs.Learner, next *stream.Sample) {
 	m.eng.SetReference(ref, next)
 	for i, st := range states {
-		p := m.eng.Measure(st)
-		if m.zeroLZ {
-			p.ETheta = p.Ew
-		}
-		m.buffers[i].Append(p)
+		m.buffers[i].Append(m.eng.Measure(st))
 	}
 }
 
