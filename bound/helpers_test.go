@@ -1,0 +1,89 @@
+package bound
+
+import (
+	"errors"
+	"math"
+	"strings"
+	"testing"
+
+	"gonum.org/v1/gonum/floats/scalar"
+	"pgregory.net/rapid"
+)
+
+// near reports whether got is within the absolute or relative tolerance of
+// want; NaN is never near anything (unlike testify's InDelta).
+func near(got, want, absTol, relTol float64) bool {
+	if math.IsNaN(got) || math.IsNaN(want) {
+		return false
+	}
+	return scalar.EqualWithinAbsOrRel(got, want, absTol, relTol)
+}
+
+// wantArgError fails the test unless err is an *ArgError (possibly wrapped)
+// for argument arg wrapping sentinel, with the package prefix.
+func wantArgError(t testing.TB, err error, arg string, sentinel error) {
+	t.Helper()
+	if err == nil {
+		t.Fatalf("got no error, want %v for %s", sentinel, arg)
+	}
+	if !errors.Is(err, sentinel) {
+		t.Fatalf("error %q does not wrap %v", err, sentinel)
+	}
+	var ae *ArgError
+	if !errors.As(err, &ae) {
+		t.Fatalf("error %q is not an *ArgError", err)
+	}
+	if ae.Arg != arg {
+		t.Fatalf("error %q names argument %q, want %q", err, ae.Arg, arg)
+	}
+	if !strings.HasPrefix(err.Error(), "bound: ") {
+		t.Fatalf("error %q lacks the package prefix", err)
+	}
+}
+
+// wantPanic fails the test unless f panics with a "bound: " message.
+func wantPanic(t *testing.T, f func()) {
+	t.Helper()
+	defer func() {
+		t.Helper()
+		r := recover()
+		if r == nil {
+			t.Fatal("no panic")
+		}
+		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "bound: ") {
+			t.Fatalf("panic %v lacks the package prefix", r)
+		}
+	}()
+	f()
+}
+
+// genRho draws ρ ∈ [0, 1), favouring the edges 0 and 1⁻ where the closed
+// forms need care.
+func genRho() *rapid.Generator[float64] {
+	return rapid.Custom(func(t *rapid.T) float64 {
+		switch rapid.IntRange(0, 4).Draw(t, "rhoKind") {
+		case 0:
+			return 0
+		case 1: // 1 − 10^{-k}
+			return 1 - math.Pow(10, -rapid.Float64Range(1, 15).Draw(t, "rhoDigits"))
+		case 2: // tiny
+			return math.Pow(10, -rapid.Float64Range(1, 300).Draw(t, "rhoTiny"))
+		default:
+			return rapid.Float64Range(0, math.Nextafter(1, 0)).Draw(t, "rho")
+		}
+	})
+}
+
+// genNonNeg draws a value ≥ 0 spanning many magnitudes, sometimes 0.
+func genNonNeg(label string) *rapid.Generator[float64] {
+	return rapid.Custom(func(t *rapid.T) float64 {
+		if rapid.IntRange(0, 5).Draw(t, label+"Zero") == 0 {
+			return 0
+		}
+		return math.Pow(10, rapid.Float64Range(-8, 4).Draw(t, label+"Log"))
+	})
+}
+
+func asArgError(err error, target **ArgError) bool { return errors.As(err, target) }
+
+func isNoContraction(err error) bool { return errors.Is(err, ErrNoContraction) }
