@@ -248,14 +248,16 @@ func checkAges(fn string, ages []int) ([]int, error) {
 	return pos, nil
 }
 
-func checkLambdaZ(fn string, l float64) (float64, error) {
-	if err := checkNonNeg(fn, "LambdaZ", l); err != nil {
-		return 0, err
-	}
-	if l == 0 {
+// checkLambdaZ resolves λ_Z: nil is the default 1; any finite value ≥ 0,
+// including 0, is used as given.
+func checkLambdaZ(fn string, l *float64) (float64, error) {
+	if l == nil {
 		return 1, nil
 	}
-	return l, nil
+	if err := checkNonNeg(fn, "LambdaZ", *l); err != nil {
+		return 0, err
+	}
+	return *l, nil
 }
 
 func isInf(a float64) bool { return math.IsInf(a, 0) }

@@ -49,9 +49,11 @@ type Scenario struct {
 	Contraction Contraction
 	// Memory selects the perturbation model. Defaults to MemoryWorstCase.
 	Memory MemoryModel
-	// LambdaZ is the weight λ_Z of the memory in the coupled state metric;
-	// used only by MemoryCoupled. If 0, it defaults to 1 (SPEC §3).
-	LambdaZ float64
+	// LambdaZ is the weight λ_Z ≥ 0 of the memory in the coupled state
+	// metric; used only by MemoryCoupled. If nil, it defaults to 1 (SPEC §3);
+	// new(0.0) sets λ_Z = 0 (as align.Options.LambdaZ). The pointed-to value
+	// is read, never written.
+	LambdaZ *float64
 	// Ages holds, for each deleted insert, the number of update steps
 	// processed after it up to t0: 0 if it was the last step before t0.
 	// Distinct (one insert per step); len(Ages) is the number of
@@ -225,8 +227,9 @@ func (s Scenario) terms(m *model, lambdaZ float64) []Term {
 type TrackerOptions struct {
 	// Memory selects the perturbation model. Defaults to MemoryWorstCase.
 	Memory MemoryModel
-	// LambdaZ is λ_Z for MemoryCoupled. If 0, it defaults to 1.
-	LambdaZ float64
+	// LambdaZ is λ_Z ≥ 0 for MemoryCoupled. If nil, it defaults to 1;
+	// new(0.0) sets λ_Z = 0.
+	LambdaZ *float64
 }
 
 // Tracker maintains α_t online while a learner runs: call
@@ -320,5 +323,5 @@ func (t *Tracker) Scenario(horizon int) Scenario {
 	for i, p := range t.pos {
 		ages[len(t.pos)-1-i] = t.now - p
 	}
-	return Scenario{Constants: t.c, Contraction: t.k, Memory: t.mem, LambdaZ: t.lambdaZ, Ages: ages, Horizon: horizon}
+	return Scenario{Constants: t.c, Contraction: t.k, Memory: t.mem, LambdaZ: new(t.lambdaZ), Ages: ages, Horizon: horizon}
 }

@@ -42,7 +42,7 @@ func TestScenarioHandComputed(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.5), Memory: tc.mem,
-				LambdaZ: 2, Ages: []int{0}, Horizon: 4}
+				LambdaZ: new(2.0), Ages: []int{0}, Horizon: 4}
 			r, err := s.Bound()
 			if err != nil {
 				t.Fatal(err)
@@ -73,6 +73,51 @@ func TestScenarioHandComputed(t *testing.T) {
 	})
 }
 
+// TestLambdaZ: a nil λ_Z is the default 1 and new(0.0) is a real λ_Z = 0
+// (it used to be impossible: 0 meant the default). With testConstants the
+// coupled jump at a deleted insert's step is 0.2 + λ_Z·0.75.
+func TestLambdaZ(t *testing.T) {
+	for _, tc := range []struct {
+		name    string
+		lambdaZ *float64
+		want    float64
+	}{
+		{"nil-is-1", nil, 0.95},
+		{"zero", new(0.0), 0.2},
+		{"two", new(2.0), 1.7},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.5), Memory: MemoryCoupled,
+				LambdaZ: tc.lambdaZ, Ages: []int{0}}
+			r, err := s.Bound()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// Upward rounding: ≥ the exact value, within 1e-14.
+			if r.Alpha[0] < tc.want || !near(r.Alpha[0], tc.want, 0, 1e-14) {
+				t.Errorf("α0 = %.17g, want %v", r.Alpha[0], tc.want)
+			}
+			tr, err := NewTracker(s.Constants, s.Contraction, TrackerOptions{Memory: MemoryCoupled, LambdaZ: tc.lambdaZ})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, err := tr.Step(); err != nil {
+				t.Fatal(err)
+			}
+			a, err := tr.Delete(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if a != r.Alpha[0] {
+				t.Errorf("tracker α = %.17g, scenario %.17g", a, r.Alpha[0])
+			}
+			if fc := tr.Scenario(0); fc.LambdaZ == nil || (tc.lambdaZ != nil && *fc.LambdaZ != *tc.lambdaZ) {
+				t.Errorf("tracker scenario λ_Z = %v, want %v", fc.LambdaZ, tc.lambdaZ)
+			}
+		})
+	}
+}
+
 // bruteForce evaluates a scenario step by step from the definition of the
 // perturbation model (docs/theory.md), independently of the segment fold:
 // for each step u from the first deleted insert to t0 + Horizon, π(u) is
@@ -80,9 +125,9 @@ func TestScenarioHandComputed(t *testing.T) {
 // memory term where the model charges it, else 0.
 func bruteForce(t *rapid.T, s Scenario) []float64 {
 	c := s.Constants
-	lz := s.LambdaZ
-	if lz == 0 {
-		lz = 1
+	lz := 1.0 // the documented default for a nil LambdaZ
+	if s.LambdaZ != nil {
+		lz = *s.LambdaZ
 	}
 	deleted := map[int]bool{}
 	first := 1
@@ -135,6 +180,18 @@ func bruteForce(t *rapid.T, s Scenario) []float64 {
 // The ranges are an arbitrary test domain around the paper's defaults
 // (τ = 10, |U| = 5, η = 0.1), wide enough to reach the edges: hMin = hMax,
 // G = 0, ρ = 0, windows longer than the ages.
+// genLambdaZ draws λ_Z: nil (the default 1) or a value in [0, 3], with 0
+// drawn explicitly often enough to be covered (it is a valid setting).
+func genLambdaZ(t *rapid.T) *float64 {
+	switch rapid.IntRange(0, 3).Draw(t, "lambdaZKind") {
+	case 0:
+		return nil
+	case 1:
+		return new(0.0)
+	}
+	return new(rapid.Float64Range(0, 3).Draw(t, "lambdaZ"))
+}
+
 func genScenario(t *rapid.T) Scenario {
 	hMin := rapid.Float64Range(0, 2).Draw(t, "hMin")
 	s := Scenario{
@@ -148,7 +205,7 @@ func genScenario(t *rapid.T) Scenario {
 		},
 		Contraction: Contraction{Rho: rapid.Float64Range(0, 0.999).Draw(t, "rho"), Provenance: Proved},
 		Memory:      rapid.SampledFrom([]MemoryModel{MemoryWorstCase, MemoryDirect, MemoryCoupled}).Draw(t, "memory"),
-		LambdaZ:     rapid.Float64Range(0, 3).Draw(t, "lambdaZ"),
+		LambdaZ:     genLambdaZ(t),
 		Ages:        rapid.SliceOfNDistinct(rapid.IntRange(0, 300), 0, 6, rapid.ID[int]).Draw(t, "ages"),
 		Horizon:     rapid.IntRange(0, 100).Draw(t, "horizon"),
 	}
@@ -322,7 +379,8 @@ func TestScenarioRefusesBadInput(t *testing.T) {
 		{"rho=1", func(s *Scenario) { s.Contraction.Rho = 1 }, "rho", ErrRho},
 		{"rho-no-provenance", func(s *Scenario) { s.Contraction.Provenance = Unspecified }, "Provenance", ErrInvalid},
 		{"memory", func(s *Scenario) { s.Memory = 9 }, "Memory", ErrInvalid},
-		{"lambdaZ<0", func(s *Scenario) { s.LambdaZ = -1 }, "LambdaZ", ErrValue},
+		{"lambdaZ<0", func(s *Scenario) { s.LambdaZ = new(-1.0) }, "LambdaZ", ErrValue},
+		{"lambdaZ=NaN", func(s *Scenario) { s.LambdaZ = new(math.NaN()) }, "LambdaZ", ErrValue},
 		{"age<0", func(s *Scenario) { s.Ages = []int{3, -1} }, "Ages[1]", ErrInvalid},
 		{"repeated-age", func(s *Scenario) { s.Ages = []int{3, 3} }, "Ages", ErrInvalid},
 		{"horizon<0", func(s *Scenario) { s.Horizon = -1 }, "Horizon", ErrInvalid},

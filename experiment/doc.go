@@ -49,7 +49,13 @@
 // series — everything another implementation of SPEC needs to reproduce
 // the series from the same stream. Wall-clock times live apart, in
 // Record.Timing, the one non-deterministic field ([Record.ZeroTiming]).
-// NaN (an undefined D_upd or ρ̂) is JSON null.
+// NaN (an undefined D_upd or ρ̂) is JSON null. Series are kept for every
+// configuration with Options.KeepSeries, or for chosen grid indices with
+// Options.KeepSeriesOf (a representative subset for figures). A
+// [Provenance] — the command line and version that made the results — is
+// set by the front end on the Manifest of a results folder or on a
+// standalone Record; the runners leave it nil. Figures and reports of
+// records are package report's.
 //
 // # Tables
 //

@@ -45,6 +45,10 @@ type Manifest struct {
 	Indices []int    `json:"indices"`
 	// Timing is the wall-clock part, nil once zeroed.
 	Timing *GridTiming `json:"timing,omitempty"`
+	// Provenance names the command and version that wrote the folder; nil
+	// for folders written before it was recorded, and for results built in
+	// code (RunGrid and Merge leave it to the caller).
+	Provenance *Provenance `json:"provenance,omitempty"`
 }
 
 // GridTiming is the non-deterministic part of a manifest.

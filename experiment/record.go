@@ -56,6 +56,24 @@ type Record struct {
 	// Timing holds the wall-clock measurements, the only non-deterministic
 	// part of a record; nil once zeroed.
 	Timing *Timing `json:"timing,omitempty"`
+	// Provenance names the command and version that wrote a standalone
+	// record (unlearn run --out); nil in the records of a results folder,
+	// whose Manifest.Provenance says it once for all.
+	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// Provenance says what made a record or a results folder, so that a report
+// can name it. It is set by the front end (cmd/unlearn), never by the
+// runners, and is deterministic for a given command line.
+type Provenance struct {
+	// Command is the command line, program name first, with its flags in a
+	// canonical order (for example "unlearn bench --out results --quick").
+	Command []string `json:"command"`
+	// Version is the toolkit version that ran it.
+	Version string `json:"version"`
+	// Parts holds the provenance of the folders a merge joined, in the
+	// order given; empty otherwise.
+	Parts []Provenance `json:"parts,omitempty"`
 }
 
 // Source is the provenance of a run's events.

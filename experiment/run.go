@@ -38,6 +38,13 @@ type Options struct {
 	// 400 MB in all, so RunGrid drops them by default; summaries are
 	// computed from them either way.
 	KeepSeries bool
+	// KeepSeriesOf lists grid indices whose records keep their per-step
+	// series even when KeepSeries is false (RunGrid only): a representative
+	// subset for figures (one Experiment 2 configuration with series is
+	// about 2.3 MB of JSON). Indices outside the grid or the shard are
+	// ignored; since the choice is by grid index, shards and a single run
+	// keep the same series.
+	KeepSeriesOf []int
 	// ZeroTiming drops the wall-clock measurements from the records and
 	// the manifest, leaving outputs that are bit-identical across runs.
 	ZeroTiming bool
@@ -192,7 +199,9 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 				}
 				spec := c.Stream
 				src := Source{Generated: &spec, Kind: string(spec.Kind), D: spec.D, T: spec.T}
-				rec, err := ws.run(ctx, h, src, c, g.Experiment, opt)
+				o := opt
+				o.KeepSeries = opt.KeepSeries || slices.Contains(opt.KeepSeriesOf, i)
+				rec, err := ws.run(ctx, h, src, c, g.Experiment, o)
 				if err != nil {
 					return fmt.Errorf("configuration %d (%s): %w", i, c.ID(), err)
 				}

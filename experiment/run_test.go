@@ -666,3 +666,29 @@ func TestCustomOperators(t *testing.T) {
 	// Recent deletions (half of the quick grid) lie inside the 2τ window.
 	equalFloat(t, "exact rate", cell(t, tableByName(t, tabs, "ratios"), "Exact recovery rate", "Window replay 2τ"), 0.5)
 }
+
+func TestKeepSeriesOf(t *testing.T) {
+	// Index 1 of the quick grid keeps its series, every other record drops
+	// them; the choice is by grid index, so a shard holding index 1 keeps
+	// the same series as the single run.
+	keep := []int{1, 99} // 99 is outside the grid: ignored
+	one := runQuick(t, Options{Workers: 2, KeepSeriesOf: keep})
+	for _, r := range one.Records {
+		want := r.Index == 1
+		for _, m := range r.Methods {
+			if got := m.Series != nil; got != want {
+				t.Fatalf("record %d, method %s: series kept = %v, want %v", r.Index, m.Name, got, want)
+			}
+		}
+	}
+	if s := one.Records[1].Methods[0].Series; len(s.ETheta) != one.Records[1].Config.Horizon+1 {
+		t.Fatalf("kept series has %d steps, want H+1 = %d", len(s.ETheta), one.Records[1].Config.Horizon+1)
+	}
+	shard := runQuick(t, Options{Workers: 1, Shard: Shard{1, 3}, KeepSeriesOf: keep})
+	if shard.Records[0].Index != 1 {
+		t.Fatalf("shard 1/3 starts at index %d, want 1", shard.Records[0].Index)
+	}
+	if !bytes.Equal(encode(t, shard.Records[0]), encode(t, one.Records[1])) {
+		t.Fatal("record 1 of shard 1/3 differs from the single run's")
+	}
+}

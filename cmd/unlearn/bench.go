@@ -16,13 +16,14 @@ import (
 	"golang.org/x/term"
 
 	"unlearn/experiment"
+	"unlearn/report"
 )
 
 func newBenchCmd() *cobra.Command {
 	var (
 		out, shard, cpuProfile string
 		quick, series, zero    bool
-		unstable               bool
+		unstable, noReport     bool
 		workers                int
 	)
 	cmd := &cobra.Command{
@@ -37,9 +38,14 @@ on the same future events, every metric is recorded at every step, and the five
 summary tables of the paper's results section are printed as Markdown.
 
 The results folder (--out) is written atomically (a temporary folder beside it
-is renamed at the end): manifest.json, records/ (one JSON run record per
-configuration), summaries.csv, tables.md and tables/*.csv, and series/ with
---series.
+is renamed at the end): manifest.json (with the grid, the command line and the
+version), records/ (one JSON run record per configuration), summaries.csv,
+tables.md and tables/*.csv, and series/ (per-step series as CSV). The records
+keep the per-step series of one representative configuration (the paper's
+default: quadratic, τ = 10, recent deletions, κ = 10, the smallest seed; about
+5 MB with its CSV) for the report's trajectory figure, or of every one with
+--series. At the end, bench writes the report of the results into DIR/report
+(see "unlearn report"; --no-report skips it).
 
 Sharding: --shard K/N runs the configurations whose index i satisfies
 i mod N = K, with K numbered from 0 (0 ≤ K < N), as Kubernetes indexed Jobs
@@ -89,17 +95,22 @@ from their wall-clock timing (drop it with --zero-timing).`,
 			start := time.Now()
 			res, err := experiment.RunGrid(ctx, grid, experiment.Options{
 				Workers: workers, Shard: sh, KeepSeries: series, ZeroTiming: zero, Progress: bar.update,
+				KeepSeriesOf: report.SeriesConfigs(grid, report.Reference{}),
 			})
 			bar.finish()
 			if err != nil {
 				return interrupted(err)
 			}
 			wall := time.Since(start)
+			res.Manifest.Provenance = provenance(cmd, nil)
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d configurations (grid %s, shard %s) in %.1f s; wrote %s\n",
 				n, grid.Name, sh, wall.Seconds(), out)
+			if err := writeResultsReport(cmd.ErrOrStderr(), res, out, noReport); err != nil {
+				return err
+			}
 			return printTables(cmd.OutOrStdout(), res)
 		},
 	}
@@ -109,8 +120,9 @@ from their wall-clock timing (drop it with --zero-timing).`,
 	f.BoolVar(&unstable, "unstable-logistic", false, "logistic streams with feature covariance eigenvalues in [1, κ] (the chaotic regime of SPEC §1.2) instead of [1/κ, 1]")
 	f.IntVar(&workers, "workers", 0, "configurations run in parallel (0: GOMAXPROCS)")
 	f.StringVar(&shard, "shard", "", "run only shard K/N: configurations i with i mod N = K, K from 0")
-	f.BoolVar(&series, "series", false, "keep every method's per-step series in the records and series/*.csv (about 400 MB for the full grid)")
+	f.BoolVar(&series, "series", false, "keep every configuration's per-step series in the records and series/*.csv (about 400 MB for the full grid; by default only one representative configuration's)")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times, so that outputs are bit-identical across runs")
+	f.BoolVar(&noReport, "no-report", false, "do not write the report (DIR/report) at the end")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	return cmd
 }

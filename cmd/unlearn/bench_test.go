@@ -35,14 +35,14 @@ func TestBenchShardsMergeToTheSingleRun(t *testing.T) {
 	var shards []string
 	for k := range 3 {
 		d := filepath.Join(dir, "shard"+string(rune('0'+k)))
-		if out, err := runCLI(t, "bench", "--quick", "--zero-timing", "--workers", "1",
+		if out, err := runCLI(t, "bench", "--quick", "--zero-timing", "--workers", "1", "--no-report",
 			"--shard", string(rune('0'+k))+"/3", "--out", d); err != nil {
 			t.Fatalf("bench shard %d: %v\n%s", k, err, out)
 		}
 		shards = append(shards, d)
 	}
 	merged := filepath.Join(dir, "merged")
-	mout, err := runCLI(t, append([]string{"merge", "--zero-timing", "--out", merged}, shards...)...)
+	mout, err := runCLI(t, append([]string{"merge", "--zero-timing", "--no-report", "--out", merged}, shards...)...)
 	if err != nil {
 		t.Fatalf("merge: %v\n%s", err, mout)
 	}
@@ -127,7 +127,7 @@ func TestDecay(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "decay")
 	out, err := runCLI(t, "decay", "--kind", "quadratic,logistic", "--tau", "3", "--mode", "recent", "--kappa", "10",
 		"--seed", "1", "--d", "5", "--events", "150", "--t-del", "60", "--horizon", "40", "--mq", "4",
-		"--zero-timing", "--out", dir)
+		"--zero-timing", "--no-report", "--out", dir)
 	if err != nil {
 		t.Fatalf("decay: %v\n%s", err, out)
 	}

@@ -22,6 +22,7 @@ func newDecayCmd() *cobra.Command {
 		eta, lambdaZ      float64
 		workers           int
 		noSeries, zero    bool
+		noReport          bool
 	)
 	def := experiment.Experiment1()
 	axes := experiment.DecayAxes()
@@ -39,7 +40,9 @@ Defaults (paper, Table "Default experimental configuration"): d = 25, T = 700,
 t_del = 300, H = 250, |U| = 5, m_q = 32, λ_Z = 1, η = 0.1. The variants cross
 stream kind × τ × deletion mode × κ × seed (flags below; give one value each
 for a single run). The results folder (--out) holds one record per variant,
-with its per-step series (series/*.csv), and is written atomically.`,
+with its per-step series (series/*.csv), and is written atomically. At the end,
+decay writes the report with Experiment 1's figures into DIR/report (see
+"unlearn report"; --no-report skips it).`,
 		Example: `  unlearn decay                                              # all variants
   unlearn decay --kind quadratic --tau 10 --kappa 10 --mode recent  # the default run
   unlearn decay --tau 5,10,20,50 --mode recent --kind logistic`,
@@ -113,10 +116,14 @@ with its per-step series (series/*.csv), and is written atomically.`,
 			if err != nil {
 				return interrupted(err)
 			}
+			res.Manifest.Provenance = provenance(cmd, nil)
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "%d variants in %.1f s; wrote %s\n", len(grid.Configs), time.Since(start).Seconds(), out)
+			if err := writeResultsReport(cmd.ErrOrStderr(), res, out, noReport); err != nil {
+				return err
+			}
 			return printTables(cmd.OutOrStdout(), res)
 		},
 	}
@@ -136,7 +143,8 @@ with its per-step series (series/*.csv), and is written atomically.`,
 	f.Float64Var(&eta, "eta", def.Eta, "step size η")
 	f.Float64Var(&lambdaZ, "lambda-z", *def.LambdaZ, "memory weight λ_Z of E_Θ = E_w + λ_Z E_Z")
 	f.IntVar(&workers, "workers", 0, "variants run in parallel (0: GOMAXPROCS)")
-	f.BoolVar(&noSeries, "no-series", false, "do not keep the per-step series")
+	f.BoolVar(&noSeries, "no-series", false, "do not keep the per-step series (the report then omits the figures drawn from them)")
+	f.BoolVar(&noReport, "no-report", false, "do not write the report (DIR/report) at the end")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times, so that outputs are bit-identical across runs")
 	return cmd
 }

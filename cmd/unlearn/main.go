@@ -52,6 +52,12 @@ deletion-edited counterfactual, and certifies unlearned states.`,
 		newDecayCmd(),
 		newBenchCmd(),
 		newMergeCmd(),
+		newSigmaCmd(),
+		newBoundCmd(),
+		newCertifyCmd(),
+		newVerifyCmd(),
+		newReportCmd(),
+		newDocsCmd(),
 	)
 	return root
 }

@@ -38,7 +38,8 @@ future events e_{t_del+1}..e_{t_del+H}, and records E_w, E_Z, E_Θ, D_upd and
 M_direct at every step (SPEC §3). It prints a summary table and, with --out,
 writes the run record: the resolved configuration, the stream file's SHA-256,
 U, the probe vectors and every per-step series — all another implementation of
-SPEC needs to reproduce the series from the same file.
+SPEC needs to reproduce the series from the same file, and the command line
+that made it ("unlearn report FILE" draws its figures).
 
 U is --deleted, or chosen by --mode (recent, old, random, high-gradient) with
 --count ids (random mode seeded by --seed); delete events inside the prefix
@@ -107,6 +108,7 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 				return interrupted(configFlag(err))
 			}
 			if out != "" {
+				rec.Provenance = provenance(cmd, nil)
 				if err := experiment.WriteRecordFile(out, rec); err != nil {
 					return err
 				}

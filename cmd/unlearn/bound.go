@@ -1,0 +1,231 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
+
+	"unlearn/bound"
+	"unlearn/certify"
+	"unlearn/olbfgs"
+)
+
+// boundFlags are the inputs of a bound.Scenario, shared by `bound` and
+// `certify`.
+type boundFlags struct {
+	g, hMin, hMax, eta    float64
+	tau                   int
+	source                string
+	rho                   float64
+	rhoSource             string
+	mu, l                 float64
+	commuting             bool
+	memory                string
+	lambdaZ               float64
+	ages                  []int
+	horizon               int
+	delta0                float64
+	delta0Source          string
+	agesHelp, horizonHelp string
+	stateHelp             string
+}
+
+func (b *boundFlags) register(f *pflag.FlagSet) {
+	f.Float64Var(&b.g, "G", 0, "gradient bound G ≥ 0 (Assumption \"Bounded stochastic gradients\")")
+	f.Float64Var(&b.hMin, "hmin", 0, "lower spectral bound hMin ≥ 0 of every inverse-Hessian approximation H_Z (the paper's m)")
+	f.Float64Var(&b.hMax, "hmax", 0, "upper spectral bound hMax ≥ hMin of every H_Z (the paper's M)")
+	f.Float64Var(&b.eta, "eta", olbfgs.DefaultStepSize, "step size η > 0"+b.stateHelp)
+	f.IntVar(&b.tau, "tau", olbfgs.DefaultMemory, "memory size τ ≥ 1"+b.stateHelp)
+	f.StringVar(&b.source, "constants-source", "", "how G, hMin, hMax were obtained: proved, estimated or assumed (required)")
+	f.Float64Var(&b.rho, "rho", 0, "contraction factor ρ ∈ [0, 1) (or give --mu and --L for the analytic ρ)")
+	f.StringVar(&b.rhoSource, "rho-source", "assumed", "provenance of --rho: proved, estimated or assumed")
+	f.Float64Var(&b.mu, "mu", 0, "strong-convexity constant μ > 0: with --L, prove ρ analytically from μ, L, η, hMin, hMax")
+	f.Float64Var(&b.l, "L", 0, "smoothness constant L ≥ μ (with --mu)")
+	f.BoolVar(&b.commuting, "commuting", false, "with --mu/--L: every H_Z commutes with every Hessian (d = 1, isotropic losses): ρ without the factor sqrt(hMax/hMin)")
+	f.StringVar(&b.memory, "memory-model", "worst-case", "perturbation model: worst-case (proved), direct or coupled (assumed)")
+	f.Float64Var(&b.lambdaZ, "lambda-z", 1, "memory weight λ_Z ≥ 0 of the coupled state metric")
+	f.IntSliceVar(&b.ages, "ages", nil, "ages of the deleted inserts: update steps processed after each, up to the release (e.g. 0,7,120)"+b.agesHelp)
+	f.IntVar(&b.horizon, "horizon", 0, "steps after t0 the bound covers"+b.horizonHelp)
+	f.Float64Var(&b.delta0, "delta0", 0, "a known Δ_{t0} ≥ 0 after an intervention (e.g. 0 for an exact replay); default: the untouched learner's bound")
+	f.StringVar(&b.delta0Source, "delta0-source", "", "provenance of --delta0: proved, estimated or assumed (required with --delta0)")
+}
+
+// scenario builds the scenario from the flags; flags maps the set flags.
+func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error) {
+	if !changed("G") {
+		return bound.Scenario{}, flagError("G", "required (the gradient bound)")
+	}
+	src, err := bound.ParseProvenance(b.source)
+	if err != nil {
+		return bound.Scenario{}, flagError("constants-source", "%q: want proved, estimated or assumed (required: say how G, hMin, hMax were obtained)", b.source)
+	}
+	c := bound.Constants{G: b.g, HMin: b.hMin, HMax: b.hMax, Eta: b.eta, Tau: b.tau, Source: src}
+	var k bound.Contraction
+	switch {
+	case changed("mu") || changed("L"):
+		if changed("rho") {
+			return bound.Scenario{}, flagError("rho", "give --rho or --mu and --L, not both")
+		}
+		cs := bound.General
+		if b.commuting {
+			cs = bound.Commuting
+		}
+		if k, err = bound.AnalyticContraction(bound.AnalyticParams{Mu: b.mu, L: b.l, Eta: b.eta, HMin: b.hMin, HMax: b.hMax, Case: cs}); err != nil {
+			return bound.Scenario{}, boundFlagError(err)
+		}
+	case changed("rho"):
+		p, err := bound.ParseProvenance(b.rhoSource)
+		if err != nil {
+			return bound.Scenario{}, flagError("rho-source", "%q: want proved, estimated or assumed", b.rhoSource)
+		}
+		k = bound.Contraction{Rho: b.rho, Provenance: p, Method: "given on the command line"}
+	default:
+		return bound.Scenario{}, flagError("rho", "required: give --rho (with --rho-source) or --mu and --L")
+	}
+	mem, err := bound.ParseMemoryModel(b.memory)
+	if err != nil {
+		return bound.Scenario{}, flagError("memory-model", "%q: want worst-case, direct or coupled", b.memory)
+	}
+	s := bound.Scenario{Constants: c, Contraction: k, Memory: mem, LambdaZ: new(b.lambdaZ), Ages: b.ages, Horizon: b.horizon}
+	if s.Ages == nil {
+		s.Ages = []int{}
+	}
+	if changed("delta0") {
+		p, err := bound.ParseProvenance(b.delta0Source)
+		if err != nil {
+			return bound.Scenario{}, flagError("delta0-source", "%q: want proved, estimated or assumed (required with --delta0)", b.delta0Source)
+		}
+		s.Start, s.Delta0, s.Delta0Source = bound.StartGiven, b.delta0, p
+	}
+	return s, nil
+}
+
+// boundFlag maps a bound argument (or a certify field) to its flag.
+var boundFlag = map[string]string{
+	"G": "G", "HMin": "hmin", "HMax": "hmax", "Eta": "eta", "Tau": "tau", "Source": "constants-source",
+	"rho": "rho", "Rho": "rho", "Provenance": "rho-source", "Mu": "mu", "L": "L",
+	"LambdaZ": "lambda-z", "Ages": "ages", "Horizon": "horizon", "Delta0": "delta0", "Delta0Source": "delta0-source",
+	"Memory": "memory-model", "Constants.G": "G",
+}
+
+// boundFlagError turns a bound argument error into a usage error naming
+// the flag of the argument.
+func boundFlagError(err error) error {
+	var ae *bound.ArgError
+	if !errors.As(err, &ae) {
+		return err
+	}
+	arg := ae.Arg
+	if i := strings.IndexByte(arg, '['); i >= 0 {
+		arg = arg[:i]
+	}
+	flag, ok := boundFlag[arg]
+	if !ok {
+		return err
+	}
+	return flagError(flag, "%v: %v", strconv.FormatFloat(ae.Value, 'g', -1, 64), ae.Err)
+}
+
+func newBoundCmd() *cobra.Command {
+	b := boundFlags{}
+	var series bool
+	cmd := &cobra.Command{
+		Use:   "bound --G G --hmin M --hmax M --constants-source P (--rho R | --mu μ --L L) [--ages LIST] [--horizon H] [--series]",
+		Short: "Compute the state-deviation bound α_t from constants, a contraction and deletion ages",
+		Long: `bound evaluates the recursive bound of Theorem "Bounded counterfactual state
+deviation" (paper; docs/theory.md §3–§5):
+
+  α_t = ρ^{t−t0}·Δ_{t0} + Σ_{s=t0}^{t−1} ρ^{t−1−s}·η_s·ε_s,
+
+with the per-step perturbation η_s·ε_s built from the problem constants
+(η·hMax·G at a deleted insert's step, η·(hMax−hMin)·G at the steps the memory
+model charges), for deleted inserts at the given ages, over --horizon steps.
+α bounds ‖w̃ − w⁻‖₂ (worst-case and direct models) or the coupled state metric,
+and is the sensitivity that 'unlearn sigma' and 'unlearn certify' calibrate noise
+to. Every input carries a provenance (proved, estimated or assumed); the result
+gets the weakest, and the terms it rests on are listed.
+
+The contraction ρ is either given (--rho, labelled by --rho-source) or proved
+from μ, L, η, hMin and hMax (--mu, --L; add --commuting when every H_Z commutes
+with every Hessian, e.g. isotropic losses or d = 1).`,
+		Example: `  # isotropic quadratics with curvatures in [1, 4]: hMin = 1/4, hMax = 1, proved ρ
+  unlearn bound --G 2 --hmin 0.25 --hmax 1 --eta 0.2 --constants-source proved \
+      --mu 1 --L 4 --commuting --ages 3,10 --horizon 50 --series
+  # the paper's assumed contraction
+  unlearn bound --G 1 --hmin 0.1 --hmax 2 --constants-source assumed --rho 0.9 --ages 0`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := b.scenario(cmd.Flags().Changed)
+			if err != nil {
+				return err
+			}
+			res, err := s.Bound()
+			if err != nil {
+				return boundFlagError(err)
+			}
+			return printBound(cmd.OutOrStdout(), res, series)
+		},
+	}
+	b.register(cmd.Flags())
+	cmd.Flags().BoolVar(&series, "series", false, "print α_k and the perturbation for every k = 0…horizon")
+	return cmd
+}
+
+// printBound prints the final α (or the series) and the terms.
+func printBound(w io.Writer, res bound.Result, series bool) error {
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if series {
+		fmt.Fprintln(tw, "k\talpha\tperturbation into k")
+		for k, a := range res.Alpha {
+			p := "-"
+			if k > 0 {
+				p = strconv.FormatFloat(res.Perturbations[k-1], 'g', 8, 64)
+			}
+			fmt.Fprintf(tw, "%d\t%s\t%s\n", k, strconv.FormatFloat(a, 'g', 10, 64), p)
+		}
+		fmt.Fprintln(tw)
+	}
+	h := len(res.Alpha) - 1
+	fmt.Fprintf(tw, "alpha\t%s\tat t0+%d, %d deletion(s)\n", strconv.FormatFloat(res.Alpha[h], 'g', -1, 64), h, res.Deletions)
+	fmt.Fprintf(tw, "provenance\t%s\t\n", res.Provenance)
+	fmt.Fprintf(tw, "metric\t%s\t\n", res.Metric)
+	fmt.Fprintln(tw, "\nterm\tvalue\tprovenance")
+	for _, t := range res.Terms {
+		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strconv.FormatFloat(t.Value, 'g', 8, 64), t.Provenance)
+	}
+	return tw.Flush()
+}
+
+// specFlagError turns a certify spec error into a usage error naming the
+// flag of the field; other errors pass through.
+func specFlagError(err error) error {
+	var se *certify.SpecError
+	if !errors.As(err, &se) {
+		return err
+	}
+	field := se.Field
+	if i := strings.IndexByte(field, '['); i >= 0 {
+		field = field[:i]
+	}
+	flag, ok := map[string]string{
+		"Epsilon": "epsilon", "Delta": "delta", "Beta": "beta", "Calibration": "calibration",
+		"Alpha.Alpha": "alpha", "Alpha.Provenance": "alpha-source", "Alpha": "alpha",
+		"Memory": "memory", "Retained": "retained", "Shift": "actual", "Sampler": "insecure-seeded",
+	}[field]
+	if !ok {
+		f := field
+		for _, p := range []string{"Scenario.Constants.", "Scenario.Contraction.", "Scenario."} {
+			f = strings.TrimPrefix(f, p)
+		}
+		if flag, ok = boundFlag[f]; !ok {
+			return err
+		}
+	}
+	return flagError(flag, "%v", se.Err)
+}
