@@ -65,9 +65,8 @@ func (m *meter) result(i int, keep bool) (Summary, *Series) {
 		sum.Clearance = a.ClearanceStep
 	}
 	for p, f := range a.Decay {
-		sum.Rho[p] = Num(math.NaN())
 		if f.OK {
-			sum.Rho[p] = Num(f.Rho)
+			sum.Rho[p] = new(f.Rho)
 		}
 	}
 	if !keep {

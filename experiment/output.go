@@ -351,6 +351,12 @@ func WriteSummariesCSV(w io.Writer, recs []*Record) error {
 		return err
 	}
 	g := func(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
+	optG := func(v *float64) string { // an absent value is an empty field
+		if v == nil {
+			return ""
+		}
+		return g(*v)
+	}
 	for _, r := range recs {
 		kappa, seed := "", ""
 		if s := r.Source.Generated; s != nil {
@@ -365,7 +371,7 @@ func WriteSummariesCSV(w io.Writer, recs []*Record) error {
 				strconv.Itoa(m.EventsReplayed), strconv.Itoa(m.GradEvals), strconv.Itoa(m.Skipped),
 				g(s.InitialParam), g(s.InitialMemory), g(s.InitialState), g(s.FinalState), g(s.AUC),
 				g(s.UpdateAUC), strconv.Itoa(s.DirectMass), strconv.Itoa(s.Clearance),
-				strconv.FormatBool(s.Exact), g(float64(s.Rho[0])), g(float64(s.Rho[1])), g(float64(s.Rho[2]))}
+				strconv.FormatBool(s.Exact), optG(s.Rho[0]), optG(s.Rho[1]), optG(s.Rho[2])}
 			if err := cw.Write(row); err != nil {
 				return err
 			}

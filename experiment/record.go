@@ -153,9 +153,9 @@ type Summary struct {
 	// every k.
 	Exact bool `json:"exact"`
 	// Rho holds the decay-rate fits ρ̂ for the phases P1 = [0, τ−1],
-	// P2 = [τ, 2τ−1], P3 = [2τ, H]; NaN (null in JSON) when a phase has
-	// fewer than 2 non-zero points.
-	Rho [3]Num `json:"rho"`
+	// P2 = [τ, 2τ−1], P3 = [2τ, H]; nil (null in JSON) when a phase has
+	// fewer than 2 non-zero points, so the fit has no value (SPEC §8).
+	Rho [3]*float64 `json:"rho"`
 }
 
 // Series holds a method's per-step metrics for k = 0..H (SPEC §3). All

@@ -53,6 +53,14 @@ type Cell struct {
 
 func text(s string) Cell       { return Cell{Text: s} }
 func num(v float64) Cell       { return Cell{Value: v, Numeric: true} }
+
+// optNum is num for a value that may be absent (nil prints as "–").
+func optNum(v *float64) Cell {
+	if v == nil {
+		return num(math.NaN())
+	}
+	return num(*v)
+}
 func integer(v float64) Cell   { return Cell{Value: v, Numeric: true, Integer: true} }
 func fmtInt(n int) string      { return strconv.Itoa(n) }
 func mdEscape(s string) string { return strings.ReplaceAll(s, "|", `\|`) }
@@ -444,7 +452,7 @@ func DecayTable(recs []*Record) *Table {
 			}
 			t.Rows = append(t.Rows, []Cell{text(r.Source.Kind), text(kappa), text(fmtInt(r.Config.Tau)),
 				text(r.Config.Mode), text(seed), text(m.Label), integer(clear),
-				num(float64(s.Rho[0])), num(float64(s.Rho[1])), num(float64(s.Rho[2])),
+				optNum(s.Rho[0]), optNum(s.Rho[1]), optNum(s.Rho[2]),
 				num(s.InitialState), num(s.FinalState), num(s.AUC)})
 		}
 	}

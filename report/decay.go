@@ -144,9 +144,11 @@ func decayRates(s decaySet) *Figure {
 			ser := Series{Name: phaseNames[ph], Style: ph, Kind: LinePoints}
 			for i, tau := range s.taus {
 				sub := s.at(tau, s.mode, kappa, false)
-				vals := make([]float64, len(sub))
-				for j, r := range sub {
-					vals[j] = float64(baseline(r).Summary.Rho[ph])
+				vals := make([]float64, 0, len(sub))
+				for _, r := range sub {
+					if rho := baseline(r).Summary.Rho[ph]; rho != nil { // no fit: too few points
+						vals = append(vals, *rho)
+					}
 				}
 				ser.X = append(ser.X, float64(i))
 				ser.Y = append(ser.Y, experiment.Median(vals))
