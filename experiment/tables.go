@@ -51,8 +51,8 @@ type Cell struct {
 	Integer bool
 }
 
-func text(s string) Cell       { return Cell{Text: s} }
-func num(v float64) Cell       { return Cell{Value: v, Numeric: true} }
+func text(s string) Cell { return Cell{Text: s} }
+func num(v float64) Cell { return Cell{Value: v, Numeric: true} }
 
 // optNum is num for a value that may be absent (nil prints as "–").
 func optNum(v *float64) Cell {
