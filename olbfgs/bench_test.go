@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -132,6 +133,34 @@ func BenchmarkReplay(b *testing.B) {
 					b.Fatal(err)
 				}
 			}
+		})
+	}
+}
+
+// BenchmarkTwoLoopVsStream reports the ratio of the two-loop's time to the
+// time to stream its 2τd floats once (BenchmarkStreamPairs's kernel), timing
+// both alternately inside one loop so that the ratio is robust to the
+// memory-bandwidth swings of a shared machine. Any two-loop must read every
+// pair twice (once per loop), so 2 is the floor.
+func BenchmarkTwoLoopVsStream(b *testing.B) {
+	for _, sz := range benchSizes {
+		b.Run(fmt.Sprintf("d=%d/tau=%d", sz.d, sz.tau), func(b *testing.B) {
+			m := fullMemory(sz.d, sz.tau)
+			q, dst := make([]float64, sz.d), make([]float64, sz.d)
+			for i := range q {
+				q[i] = float64(i%7) - 3
+			}
+			var twoLoop, streamed time.Duration
+			for b.Loop() {
+				t0 := time.Now()
+				sink = floats.Sum(m.sBuf) + floats.Sum(m.yBuf)
+				t1 := time.Now()
+				m.Apply(dst, q)
+				t2 := time.Now()
+				streamed += t1.Sub(t0)
+				twoLoop += t2.Sub(t1)
+			}
+			b.ReportMetric(float64(twoLoop)/float64(streamed), "x-stream")
 		})
 	}
 }
