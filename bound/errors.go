@@ -2,8 +2,8 @@ package bound
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
+
+	"unlearn/internal/argerr"
 )
 
 // Sentinel errors. Every error this package returns for a bad argument is an
@@ -32,25 +32,24 @@ var (
 	ErrRange = errors.New("result out of floating-point range")
 )
 
-// ArgError reports a bad argument. Err is one of the sentinels above.
-type ArgError struct {
-	// Func is the function that refused the argument, e.g. "Series".
-	Func string
-	// Arg names the argument: "rho", "delta0", "etaEps[3]", "G", "Ages[2]", …
-	Arg string
-	// Value is the refused value (integers converted to float64).
-	Value float64
-	// Err is the sentinel describing the violated condition.
-	Err error
-}
+// ArgError reports a bad argument. Err is one of the sentinels above. Its
+// fields:
+//
+//   - Func is the function that refused the argument, e.g. "Series".
+//   - Arg names the argument: "rho", "delta0", "etaEps[3]", "G", "Ages[2]", …
+//   - Value is the refused value (integers converted to float64).
+//   - Err is the sentinel describing the violated condition.
+//
+// Its message is "bound: Func: Arg = Value: Err" and Unwrap returns Err. It is
+// a type of this package's own (not the same type as any other package's
+// ArgError), defined once for bound and noise in an internal package.
+type ArgError = argerr.Error[boundPrefix]
 
-func (e *ArgError) Error() string {
-	return fmt.Sprintf("bound: %s: %s = %s: %v", e.Func, e.Arg,
-		strconv.FormatFloat(e.Value, 'g', -1, 64), e.Err)
-}
+// boundPrefix instantiates argerr.Error as this package's ArgError.
+type boundPrefix struct{}
 
-func (e *ArgError) Unwrap() error { return e.Err }
+func (boundPrefix) Prefix() string { return "bound" }
 
 func argErr(fn, arg string, v float64, err error) error {
-	return &ArgError{Func: fn, Arg: arg, Value: v, Err: err}
+	return argerr.New[boundPrefix](fn, arg, v, err)
 }

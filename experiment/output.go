@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -158,88 +157,21 @@ func writeFile(path string, write func(io.Writer) error) error {
 // sync, rename).
 func WriteRecordFile(path string, r *Record) error { return writeFile(path, r.WriteJSON) }
 
-// replaceDir fills a new temporary folder beside dir and swaps it in.
-func replaceDir(dir string, fill func(tmp string) error) (err error) {
-	dir = filepath.Clean(dir)
-	parent, base := filepath.Dir(dir), filepath.Base(dir)
-	if err := checkReplaceable(dir); err != nil {
-		return err
+// replaceDir fills a new temporary folder beside dir and swaps it in (see
+// [atomicfile.ReplaceDir]). It refuses, with an error wrapping ErrConfig, to
+// replace anything but a missing path, an empty folder or a results folder.
+func replaceDir(dir string, fill func(tmp string) error) error {
+	err := atomicfile.ReplaceDir(dir, isResultsDir, fill)
+	if errors.Is(err, atomicfile.ErrNotReplaceable) {
+		return fmt.Errorf("%w: output: %w", ErrConfig, err)
 	}
-	if err := os.MkdirAll(parent, 0o755); err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	tmp, err := os.MkdirTemp(parent, "."+base+".tmp-")
-	if err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	committed := false
-	defer func() {
-		if !committed {
-			_ = os.RemoveAll(tmp) // best effort; the error that matters is already set
-		}
-	}()
-	if err := os.Chmod(tmp, 0o755); err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	if err := fill(tmp); err != nil {
-		return err
-	}
-	if _, err := os.Stat(dir); err == nil {
-		// Move the old folder to a fresh hidden name (reserved with
-		// MkdirTemp, then freed: not every file system lets rename(2)
-		// replace an empty directory), the new one onto dir, then delete
-		// the old.
-		old, err := os.MkdirTemp(parent, "."+base+".old-")
-		if err != nil {
-			return fmt.Errorf("experiment: %w", err)
-		}
-		if err := os.Remove(old); err != nil {
-			return fmt.Errorf("experiment: %w", err)
-		}
-		if err := os.Rename(dir, old); err != nil {
-			return fmt.Errorf("experiment: replacing %s: %w", dir, err)
-		}
-		if err := os.Rename(tmp, dir); err != nil {
-			_ = os.Rename(old, dir) // put the previous results back
-			return fmt.Errorf("experiment: replacing %s: %w", dir, err)
-		}
-		committed = true
-		if err := os.RemoveAll(old); err != nil {
-			return fmt.Errorf("experiment: removing the previous %s: %w", dir, err)
-		}
-		return nil
-	} else if !errors.Is(err, fs.ErrNotExist) {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	if err := os.Rename(tmp, dir); err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	committed = true
-	return nil
+	return err
 }
 
-// checkReplaceable refuses to replace anything but a missing path, an
-// empty folder or a results folder.
-func checkReplaceable(dir string) error {
-	fi, err := os.Stat(dir)
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	if !fi.IsDir() {
-		return fmt.Errorf("%w: output %s exists and is not a folder", ErrConfig, dir)
-	}
-	ents, err := os.ReadDir(dir)
-	if err != nil {
-		return fmt.Errorf("experiment: %w", err)
-	}
-	if len(ents) == 0 {
-		return nil
-	}
+// isResultsDir accepts a folder holding a manifest.json.
+func isResultsDir(dir string) error {
 	if _, err := os.Stat(filepath.Join(dir, "manifest.json")); err != nil {
-		return fmt.Errorf("%w: output %s is a non-empty folder that is not a results folder (no manifest.json); refusing to replace it", ErrConfig, dir)
+		return errors.New("not a results folder (no manifest.json)")
 	}
 	return nil
 }

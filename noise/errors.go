@@ -2,8 +2,8 @@ package noise
 
 import (
 	"errors"
-	"fmt"
-	"strconv"
+
+	"unlearn/internal/argerr"
 )
 
 // Sentinel errors. Every error this package returns for a bad argument is an
@@ -34,25 +34,24 @@ var (
 	ErrZCDP = errors.New("the zCDP parameter must be finite and ≥ 0")
 )
 
-// ArgError reports a bad argument. Err is one of the sentinels above.
-type ArgError struct {
-	// Func is the function that refused the argument, e.g. "SigmaClassic".
-	Func string
-	// Arg names the argument: "epsilon", "delta", "alpha", "sigma", "x[17]", …
-	Arg string
-	// Value is the refused value.
-	Value float64
-	// Err is the sentinel describing the violated condition.
-	Err error
-}
+// ArgError reports a bad argument. Err is one of the sentinels above. Its
+// fields:
+//
+//   - Func is the function that refused the argument, e.g. "SigmaClassic".
+//   - Arg names the argument: "epsilon", "delta", "alpha", "sigma", "x[17]", …
+//   - Value is the refused value.
+//   - Err is the sentinel describing the violated condition.
+//
+// Its message is "noise: Func: Arg = Value: Err" and Unwrap returns Err. It is
+// a type of this package's own (not the same type as any other package's
+// ArgError), defined once for bound and noise in an internal package.
+type ArgError = argerr.Error[noisePrefix]
 
-func (e *ArgError) Error() string {
-	return fmt.Sprintf("noise: %s: %s = %s: %v", e.Func, e.Arg,
-		strconv.FormatFloat(e.Value, 'g', -1, 64), e.Err)
-}
+// noisePrefix instantiates argerr.Error as this package's ArgError.
+type noisePrefix struct{}
 
-func (e *ArgError) Unwrap() error { return e.Err }
+func (noisePrefix) Prefix() string { return "noise" }
 
 func argErr(fn, arg string, v float64, err error) error {
-	return &ArgError{Func: fn, Arg: arg, Value: v, Err: err}
+	return argerr.New[noisePrefix](fn, arg, v, err)
 }

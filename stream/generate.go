@@ -160,19 +160,13 @@ func GenerateQuadratic(o QuadraticOptions) (*History, error) {
 		events[t-1] = InsertEvent(int64(t), a, m.alpha(t))
 	}
 	h := Header{Format: FormatV1, Kind: KindQuadratic, D: d, H0: m.h0, H1: m.h1}
-	meta := []struct {
-		key string
-		v   any
-	}{
+	if err := setMeta(&h, []metaField{
 		{"generator", GeneratorQuadratic}, {"seed", p.seed}, {"T", p.t},
 		{"kappa", p.kappa}, {"mu", p.mu}, {"delta_a", p.deltaA}, {"P_a", p.periodA},
 		{"sigma_a", p.sigma}, {"delta_H", p.deltaH}, {"P_H", p.periodH},
 		{"a0_norm", p.a0}, {"drift", p.drift},
-	}
-	for _, kv := range meta {
-		if err := h.SetMeta(kv.key, kv.v); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	return NewHistory(h, events)
 }
@@ -201,12 +195,9 @@ func newQuadraticModel(r *rand.Rand, p quadraticParams) *quadraticModel {
 	return m
 }
 
-// alpha returns α_t = (δH/2)(1 + sin(2πt/PH)), or 0 without drift.
+// alpha returns the curvature weight α_t (see [driftAlpha]).
 func (m *quadraticModel) alpha(t int) float64 {
-	if !m.p.drift {
-		return 0
-	}
-	return m.p.deltaH / 2 * (1 + math.Sin(2*math.Pi*float64(t)/m.p.periodH))
+	return driftAlpha(t, m.p.drift, m.p.deltaH, m.p.periodH)
 }
 
 // minimizer stores a_t for the noise draw xi in dst.
@@ -375,19 +366,13 @@ func GenerateLogistic(o LogisticOptions) (*History, error) {
 		events[t-1] = InsertEvent(int64(t), x, y)
 	}
 	h := Header{Format: FormatV1, Kind: KindLogistic, D: d, Lambda: p.lambda}
-	meta := []struct {
-		key string
-		v   any
-	}{
+	if err := setMeta(&h, []metaField{
 		{"generator", GeneratorLogistic}, {"seed", p.seed}, {"T", p.t},
 		{"kappa", p.kappa}, {"feature_scale", p.scale}, {"delta_beta", p.deltaB},
 		{"P_beta", p.periodB}, {"beta0_norm", p.b0}, {"delta_H", p.deltaH},
 		{"P_H", p.periodH}, {"drift", p.drift},
-	}
-	for _, kv := range meta {
-		if err := h.SetMeta(kv.key, kv.v); err != nil {
-			return nil, err
-		}
+	}); err != nil {
+		return nil, err
 	}
 	return NewHistory(h, events)
 }
@@ -421,12 +406,19 @@ func newLogisticModel(r *rand.Rand, p logisticParams) (*logisticModel, error) {
 	return m, nil
 }
 
-// alpha returns α_t = (δH/2)(1 + sin(2πt/PH)), or 0 without drift.
+// alpha returns the covariance weight α_t (see [driftAlpha]).
 func (m *logisticModel) alpha(t int) float64 {
-	if !m.p.drift {
+	return driftAlpha(t, m.p.drift, m.p.deltaH, m.p.periodH)
+}
+
+// driftAlpha returns the drift weight α_t = (δH/2)(1 + sin(2πt/PH)) of
+// both generators (the curvature of the quadratic stream, the covariance of
+// the logistic one), or 0 without drift.
+func driftAlpha(t int, drift bool, deltaH, periodH float64) float64 {
+	if !drift {
 		return 0
 	}
-	return m.p.deltaH / 2 * (1 + math.Sin(2*math.Pi*float64(t)/m.p.periodH))
+	return deltaH / 2 * (1 + math.Sin(2*math.Pi*float64(t)/periodH))
 }
 
 // features stores sqrt(1−α)·L0 z + sqrt(α)·L1 z2 in dst.
@@ -450,6 +442,22 @@ func (m *logisticModel) beta(dst []float64, t int) {
 	for i := range dst {
 		dst[i] = m.beta0[i] + s*m.v[i]
 	}
+}
+
+// metaField is a header metadata field a generator records.
+type metaField struct {
+	key string
+	v   any
+}
+
+// setMeta records the fields in h's metadata, in order.
+func setMeta(h *Header, fields []metaField) error {
+	for _, f := range fields {
+		if err := h.SetMeta(f.key, f.v); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // logSpaced returns λ_i = lo·κ^{i/(d−1)}, i = 0..d−1 (just lo when d = 1).
