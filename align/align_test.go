@@ -1,12 +1,13 @@
 package align
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -54,9 +55,7 @@ func (s scenario) track(t testing.TB, e *Engine, states ...*olbfgs.Learner) []*S
 	t.Helper()
 	e.SetDeletion(s.u)
 	series, err := e.Track(s.reference(t), states, s.future, len(s.future))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return series
 }
 
@@ -103,9 +102,7 @@ func TestMemoryErrorZeroForIdenticalMemories(t *testing.T) {
 	relabelled := olbfgs.NewMemory(8, s.tau, olbfgs.DefaultInitialScale)
 	for i := 0; i < ref.Memory().Len(); i++ {
 		p := ref.Memory().Pair(i)
-		if err := relabelled.Push(p.S, p.Y, 1000+int64(i)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, relabelled.Push(p.S, p.Y, 1000+int64(i)))
 	}
 	relab := ref.Clone()
 	relab.Memory().CopyFrom(relabelled)
@@ -213,9 +210,7 @@ func TestDrawProbes(t *testing.T) {
 			}
 		}
 	}
-	if err := CheckProbes(p, 5); err != nil {
-		t.Fatalf("drawn probes rejected: %v", err)
-	}
+	require.NoError(t, CheckProbes(p, 5), "drawn probes rejected")
 	if q := DrawProbes(rand.New(rand.NewPCG(8, ProbeStream)), 5, 3); slices.Equal(q[0], p[0]) {
 		t.Fatal("different seeds drew the same probe")
 	}
@@ -245,8 +240,10 @@ func TestCheckProbesAndOptions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewEngine(tt.d, tt.opt)
-			if !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
-				t.Fatalf("NewEngine error %v, want %v", err, tt.want)
+			if tt.want == nil {
+				require.NoError(t, err)
+			} else {
+				require.ErrorIs(t, err, tt.want)
 			}
 		})
 	}
@@ -310,9 +307,8 @@ func TestFitDecay(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			f := FitDecay(tt.series, tt.from, tt.to)
-			if f.Points != tt.points || f.OK != tt.ok {
-				t.Fatalf("fit %+v: want %d points, OK %v", f, tt.points, tt.ok)
-			}
+			require.Equal(t, tt.points, f.Points, "fit %+v: points", f)
+			require.Equal(t, tt.ok, f.OK, "fit %+v: OK", f)
 			// 1e-12: log(C·ρ^k) is exact to a few ulps of its value, so
 			// the fitted slope and intercept are too.
 			if tt.ok && (!equalWithin(f.Rho, rho, 1e-12) || !equalWithin(math.Exp(f.LogC), c, 1e-12)) {
@@ -324,12 +320,7 @@ func TestFitDecay(t *testing.T) {
 		})
 	}
 	t.Run("range outside the series panics", func(t *testing.T) {
-		defer func() {
-			if recover() == nil {
-				t.Fatal("no panic")
-			}
-		}()
-		FitDecay(geo, 0, 40)
+		require.Panics(t, func() { FitDecay(geo, 0, 40) })
 	})
 }
 
@@ -347,9 +338,7 @@ func TestPhases(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(fmt.Sprintf("tau=%d/H=%d", tt.tau, tt.h), func(t *testing.T) {
-			if got := Phases(tt.tau, tt.h); got != tt.want {
-				t.Fatalf("Phases = %v, want %v", got, tt.want)
-			}
+			require.Equal(t, tt.want, Phases(tt.tau, tt.h))
 		})
 	}
 }
@@ -375,9 +364,8 @@ func TestSummarize(t *testing.T) {
 	if sum.UpdateAUC != 0.375 || sum.UpdateSteps != 3 {
 		t.Fatalf("update AUC %v over %d steps, want 0.375 over 3", sum.UpdateAUC, sum.UpdateSteps)
 	}
-	if !sum.Cleared || sum.ClearanceStep != 2 {
-		t.Fatalf("clearance (%v, %d), want step 2", sum.Cleared, sum.ClearanceStep)
-	}
+	require.True(t, sum.Cleared, "cleared")
+	require.Equal(t, 2, sum.ClearanceStep, "clearance step")
 	if sum.Initial != points[0] || sum.Final != points[3] {
 		t.Fatalf("initial/final %+v, %+v", sum.Initial, sum.Final)
 	}
@@ -387,9 +375,7 @@ func TestSummarize(t *testing.T) {
 	}
 	never := NewSeries(1)
 	never.Append(Point{Mdirect: 1})
-	if ns := never.Summarize(2); ns.Cleared {
-		t.Fatal("cleared although M_direct never reaches 0")
-	}
+	require.False(t, never.Summarize(2).Cleared, "cleared although M_direct never reaches 0")
 }
 
 func TestExactRecoveryThreshold(t *testing.T) {
@@ -409,9 +395,7 @@ func TestExactRecoveryThreshold(t *testing.T) {
 			s := NewSeries(2)
 			s.Append(Point{RefWNorm: 1})
 			s.Append(Point{ETheta: tt.e, RefWNorm: tt.wn})
-			if got := s.Summarize(1).ExactRecovery; got != tt.exact {
-				t.Fatalf("exact recovery %v, want %v", got, tt.exact)
-			}
+			require.Equal(t, tt.exact, s.Summarize(1).ExactRecovery, "exact recovery")
 		})
 	}
 }
@@ -428,16 +412,11 @@ func TestNoOpClearanceWithinTau(t *testing.T) {
 				t.Skip("a curvature pair was skipped: the bound does not apply")
 			}
 			sum := series.Summarize(tau)
-			if series.Mdirect[0] == 0 {
-				t.Fatal("no direct memory at k = 0: the test would be empty")
-			}
-			if !sum.Cleared || sum.ClearanceStep > tau {
-				t.Fatalf("clearance (%v, %d), want within τ = %d", sum.Cleared, sum.ClearanceStep, tau)
-			}
+			require.NotZero(t, series.Mdirect[0], "no direct memory at k = 0: the test would be empty")
+			require.True(t, sum.Cleared, "cleared")
+			require.LessOrEqual(t, sum.ClearanceStep, tau, "clearance step, want within τ")
 			for k := sum.ClearanceStep; k < series.Len(); k++ {
-				if series.Mdirect[k] != 0 {
-					t.Fatalf("M_direct(%d) = %d after clearance", k, series.Mdirect[k])
-				}
+				require.Zero(t, series.Mdirect[k], "M_direct(%d) after clearance", k)
 			}
 		})
 	}
@@ -451,9 +430,7 @@ func TestDupdUndefinedWithoutNextInsert(t *testing.T) {
 	e := newEngine(t, 8, Options{Seed: 6})
 	ser := s.track(t, e, s.actual(t))[0]
 	want := []bool{true, true, true, true, true, false, false, false}
-	if !slices.Equal(ser.DupdDefined, want) {
-		t.Fatalf("DupdDefined = %v, want %v", ser.DupdDefined, want)
-	}
+	require.Equal(t, want, ser.DupdDefined, "DupdDefined")
 	sum := ser.Summarize(4)
 	var auc float64
 	for k := 0; k < 5; k++ {
@@ -557,13 +534,8 @@ func TestTrackRejectsSharedStates(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
 			e := newEngine(t, 8, Options{})
-			e.Track(ref, tt.states, s.future, len(s.future))
+			require.Panics(t, func() { e.Track(ref, tt.states, s.future, len(s.future)) })
 		})
 	}
 }
@@ -614,15 +586,9 @@ func TestTrackDirectionAtHorizon(t *testing.T) {
 			e := newEngine(t, 8, Options{Seed: 3})
 			e.SetDeletion(s.u)
 			series, err := e.Track(s.reference(t), []*olbfgs.Learner{s.actual(t)}, s.future, tt.h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if got := series[0].Len(); got != tt.h+1 {
-				t.Fatalf("series length %d, want H+1 = %d", got, tt.h+1)
-			}
-			if got := series[0].DupdDefined[tt.h]; got != tt.wantDefined {
-				t.Fatalf("D_upd(H) defined = %v, want %v", got, tt.wantDefined)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tt.h+1, series[0].Len(), "series length, want H+1")
+			require.Equal(t, tt.wantDefined, series[0].DupdDefined[tt.h], "D_upd(H) defined")
 		})
 	}
 }

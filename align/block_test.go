@@ -6,6 +6,8 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
+
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -26,9 +28,7 @@ func testMemory(t testing.TB, rng *rand.Rand, d, tau, n int) *olbfgs.Memory {
 			s[i] = rng.NormFloat64()
 			y[i] = diag[i] * s[i]
 		}
-		if err := m.Push(s, y, int64(k+1)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Push(s, y, int64(k+1)))
 	}
 	return m
 }

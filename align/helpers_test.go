@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/internal/teststream"
@@ -19,9 +20,7 @@ import (
 func quadStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Event) {
 	t.Helper()
 	loss, events, err := teststream.Quadratic(rand.New(rand.NewPCG(seed, 21)), d, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return loss, events
 }
 
@@ -29,9 +28,7 @@ func quadStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Even
 func logisticStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Event) {
 	t.Helper()
 	loss, events, err := teststream.Logistic(rand.New(rand.NewPCG(seed, 22)), d, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return loss, events
 }
 
@@ -40,18 +37,14 @@ func replay(t testing.TB, loss stream.Loss, tau int, events []stream.Event) *olb
 	cfg := olbfgs.DefaultConfig(loss.Dim())
 	cfg.Memory = tau
 	l, err := olbfgs.Replay(cfg, loss, events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return l
 }
 
 func newEngine(t testing.TB, d int, opt Options) *Engine {
 	t.Helper()
 	e, err := NewEngine(d, opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return e
 }
 

@@ -1,10 +1,13 @@
 package bound
 
 import (
+	"errors"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 	"pgregory.net/rapid"
 )
@@ -27,16 +30,13 @@ func TestAnalyticContractionValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := AnalyticContraction(tc.p)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Rounded up by at most 9 ulps.
 			if c.Rho < tc.want || !near(c.Rho, tc.want, 0, 1e-14) {
 				t.Errorf("ρ = %.17g, want %.17g (rounded up)", c.Rho, tc.want)
 			}
-			if c.Provenance != Proved || c.Method == "" {
-				t.Errorf("provenance %v, method %q", c.Provenance, c.Method)
-			}
+			assert.Equal(t, Proved, c.Provenance, "provenance")
+			assert.NotEmpty(t, c.Method, "method")
 		})
 	}
 }
@@ -158,12 +158,10 @@ func TestAnalyticContractionHolds(t *testing.T) {
 			a = randomSPD(r, spectrum(mu, L))
 		}
 		c, err := AnalyticContraction(p)
-		if err != nil {
-			if isNoContraction(err) {
-				t.Skip("no contraction proved for these constants")
-			}
-			t.Fatal(err)
+		if errors.Is(err, ErrNoContraction) {
+			t.Skip("no contraction proved for these constants")
 		}
+		require.NoError(t, err)
 		if n := iterationNorm(eta, h, a); n > c.Rho*(1+1e-12) {
 			t.Fatalf("‖I − ηHA‖₂ = %v > ρ = %v (%s)", n, c.Rho, c.Method)
 		}
@@ -204,20 +202,17 @@ func TestEstimateFromDecay(t *testing.T) {
 	t.Run("exact-geometric", func(t *testing.T) {
 		// A pure geometric series is fitted exactly (to round-off, 1e-12).
 		c, err := EstimateFromDecay(geo(3, 0.9, 50), DecayOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !near(c.Rho, 0.9, 0, 1e-12) || c.Provenance != Estimated {
-			t.Fatalf("ρ̂ = %v (%v)", c.Rho, c.Provenance)
+		require.NoError(t, err)
+		require.Equal(t, Estimated, c.Provenance, "provenance")
+		if !near(c.Rho, 0.9, 0, 1e-12) {
+			t.Fatalf("ρ̂ = %v, want 0.9", c.Rho)
 		}
 	})
 	t.Run("zeros-skipped-margin", func(t *testing.T) {
 		e := geo(1, 0.5, 10)
 		e[3], e[7] = 0, 0
 		c, err := EstimateFromDecay(e, DecayOptions{Margin: 0.1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !near(c.Rho, 0.55, 0, 1e-12) {
 			t.Fatalf("ρ̂ = %v, want 0.5·1.1", c.Rho)
 		}
@@ -244,7 +239,8 @@ func TestEstimateFromDecay(t *testing.T) {
 	t.Run("no-contraction-reports-estimate", func(t *testing.T) {
 		_, err := EstimateFromDecay(geo(1, 1.1, 5), DecayOptions{})
 		var ae *ArgError
-		if !asArgError(err, &ae) || !near(ae.Value, 1.1, 0, 1e-12) {
+		require.ErrorAs(t, err, &ae)
+		if !near(ae.Value, 1.1, 0, 1e-12) {
 			t.Fatalf("error %v does not carry ρ̂ = 1.1", err)
 		}
 	})
@@ -267,11 +263,10 @@ func TestEstimateFromPairs(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c, err := EstimateFromPairs(dists, tc.opts)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !near(c.Rho, tc.want, 0, 1e-12) || c.Provenance != Estimated {
-				t.Fatalf("ρ̂ = %v (%v), want %v", c.Rho, c.Provenance, tc.want)
+			require.NoError(t, err)
+			require.Equal(t, Estimated, c.Provenance, "provenance")
+			if !near(c.Rho, tc.want, 0, 1e-12) {
+				t.Fatalf("ρ̂ = %v, want %v", c.Rho, tc.want)
 			}
 		})
 	}
@@ -299,14 +294,14 @@ func TestEstimateFromPairs(t *testing.T) {
 
 func TestAssumedContraction(t *testing.T) {
 	c, err := AssumedContraction(0.95)
-	if err != nil || c.Rho != 0.95 || c.Provenance != Assumed {
-		t.Fatalf("AssumedContraction(0.95) = %+v, %v", c, err)
+	require.NoError(t, err, "AssumedContraction(0.95)")
+	require.Equal(t, Assumed, c.Provenance, "provenance")
+	if c.Rho != 0.95 {
+		t.Fatalf("AssumedContraction(0.95): ρ = %v", c.Rho)
 	}
 	for _, rho := range []float64{1, -0.5, math.NaN()} {
 		_, err := AssumedContraction(rho)
 		wantArgError(t, err, "rho", ErrRho)
 	}
-	if err := (Contraction{Rho: 0.5}).Validate(); err == nil {
-		t.Fatal("a contraction without provenance validated")
-	}
+	require.Error(t, Contraction{Rho: 0.5}.Validate(), "a contraction without provenance validated")
 }

@@ -1,11 +1,11 @@
 package bound
 
 import (
-	"errors"
 	"math"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 	"pgregory.net/rapid"
 )
@@ -23,22 +23,11 @@ func near(got, want, absTol, relTol float64) bool {
 // for argument arg wrapping sentinel, with the package prefix.
 func wantArgError(t testing.TB, err error, arg string, sentinel error) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %v for %s", sentinel, arg)
-	}
-	if !errors.Is(err, sentinel) {
-		t.Fatalf("error %q does not wrap %v", err, sentinel)
-	}
+	require.ErrorIs(t, err, sentinel, "want an error for %s", arg)
 	var ae *ArgError
-	if !errors.As(err, &ae) {
-		t.Fatalf("error %q is not an *ArgError", err)
-	}
-	if ae.Arg != arg {
-		t.Fatalf("error %q names argument %q, want %q", err, ae.Arg, arg)
-	}
-	if !strings.HasPrefix(err.Error(), "bound: ") {
-		t.Fatalf("error %q lacks the package prefix", err)
-	}
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, arg, ae.Arg, "argument named by the error %q", err)
+	require.True(t, strings.HasPrefix(err.Error(), "bound: "), "error %q lacks the package prefix", err)
 }
 
 // wantPanic fails the test unless f panics with a "bound: " message.
@@ -47,12 +36,9 @@ func wantPanic(t *testing.T, f func()) {
 	defer func() {
 		t.Helper()
 		r := recover()
-		if r == nil {
-			t.Fatal("no panic")
-		}
-		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "bound: ") {
-			t.Fatalf("panic %v lacks the package prefix", r)
-		}
+		require.NotNil(t, r, "no panic")
+		s, ok := r.(string)
+		require.True(t, ok && strings.HasPrefix(s, "bound: "), "panic %v lacks the package prefix", r)
 	}()
 	f()
 }
@@ -83,7 +69,3 @@ func genNonNeg(label string) *rapid.Generator[float64] {
 		return math.Pow(10, rapid.Float64Range(-8, 4).Draw(t, label+"Log"))
 	})
 }
-
-func asArgError(err error, target **ArgError) bool { return errors.As(err, target) }
-
-func isNoContraction(err error) bool { return errors.Is(err, ErrNoContraction) }

@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -31,9 +32,7 @@ func TestConstantReferenceValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Constant(tc.rho, tc.d0, tc.c, tc.n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if got < tc.want || !near(got, tc.want, 0, 1e-12) {
 				t.Errorf("Constant = %.17g, want %.17g (rounded up, 1e-12 relative)", got, tc.want)
 			}
@@ -56,9 +55,7 @@ func TestLimit(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := Limit(tc.rho, tc.c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want := tc.c / (1 - tc.rho)
 			if got < want || !near(got, want, 0, 1e-15) {
 				t.Errorf("Limit = %.17g, want %.17g", got, want)
@@ -70,14 +67,10 @@ func TestLimit(t *testing.T) {
 			rho := genRho().Draw(t, "rho")
 			c := genNonNeg("c").Draw(t, "c")
 			lim, err := Limit(rho, c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			n := rapid.IntRange(0, 1<<40).Draw(t, "n")
 			a, err := Constant(rho, 0, c, n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Both are rounded up independently; 1e-12 relative covers it.
 			if a > lim*(1+1e-12) {
 				t.Fatalf("α_%d = %v above the limit %v", n, a, lim)
@@ -107,34 +100,29 @@ func TestClosedFormEqualsRecursion(t *testing.T) {
 			}
 		}
 		series, err := Series(nil, rho, d0, etaEps)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		closed, err := ClosedForm(rho, d0, etaEps)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		// 1e-300 absolute: values that underflow differ only at that level.
 		if !near(closed, series[n], 1e-300, 1e-12) {
 			t.Fatalf("closed form %.17g, recursion %.17g", closed, series[n])
 		}
 		r, err := NewRecursion(rho, d0)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for s, c := range etaEps {
-			if a, err := r.Step(c); err != nil || a != series[s+1] {
-				t.Fatalf("streaming step %d = %v, %v; Series %v", s, a, err, series[s+1])
+			a, err := r.Step(c)
+			require.NoError(t, err, "streaming step %d", s)
+			if a != series[s+1] {
+				t.Fatalf("streaming step %d = %v; Series %v", s, a, series[s+1])
 			}
 		}
-		if r.Steps() != n || r.Alpha() != series[n] || r.Rho() != rho {
-			t.Fatalf("recursion state %d, %v, %v", r.Steps(), r.Alpha(), r.Rho())
+		require.Equal(t, n, r.Steps(), "recursion steps")
+		if r.Alpha() != series[n] || r.Rho() != rho {
+			t.Fatalf("recursion state α = %v, ρ = %v; want %v, %v", r.Alpha(), r.Rho(), series[n], rho)
 		}
 		if constant {
 			k, err := Constant(rho, d0, c0, n)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !near(k, series[n], 1e-300, 1e-12) {
 				t.Fatalf("Constant %.17g, recursion %.17g", k, series[n])
 			}
@@ -169,9 +157,7 @@ func TestSeriesMonotone(t *testing.T) {
 		}
 		run := func(rho, d0 float64, c []float64) []float64 {
 			a, err := Series(nil, rho, d0, c)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			return a
 		}
 		base := run(r1, d1, prod(1, 1))
@@ -251,8 +237,11 @@ func TestRecursionRefusesBadInput(t *testing.T) {
 	}
 	t.Run("Step-error-keeps-state", func(t *testing.T) {
 		r, _ := NewRecursion(0.5, 1)
-		if a, err := r.Step(-1); err == nil || a != 1 || r.Alpha() != 1 || r.Steps() != 0 {
-			t.Fatalf("after a refused step: α = %v, steps = %d, err = %v", r.Alpha(), r.Steps(), err)
+		a, err := r.Step(-1)
+		require.Error(t, err, "a negative step was accepted")
+		require.Zero(t, r.Steps(), "steps after a refused step")
+		if a != 1 || r.Alpha() != 1 {
+			t.Fatalf("after a refused step: α = %v (returned %v), want 1", r.Alpha(), a)
 		}
 	})
 	t.Run("Series-dst-length-panics", func(t *testing.T) {
@@ -261,9 +250,8 @@ func TestRecursionRefusesBadInput(t *testing.T) {
 	t.Run("Series-dst-reused", func(t *testing.T) {
 		dst := make([]float64, 3)
 		got, err := Series(dst, 0.5, 1, []float64{1, 1})
-		if err != nil || &got[0] != &dst[0] {
-			t.Fatalf("Series did not fill dst: %v", err)
-		}
+		require.NoError(t, err)
+		require.Same(t, &dst[0], &got[0], "Series did not fill dst")
 		// α₁ = 0.5 + 1, α₂ = 0.75 + 1, each rounded up by one ulp.
 		if !near(got[1], 1.5, 0, 1e-15) || !near(got[2], 1.75, 0, 1e-15) || got[1] < 1.5 || got[2] < 1.75 {
 			t.Fatalf("Series = %v", got)
@@ -275,9 +263,7 @@ func TestExactZeroStaysZero(t *testing.T) {
 	// Exact unlearning (Δ = 0, no perturbation) must give α = 0 exactly,
 	// so the certificate asks for σ = 0, despite the upward rounding.
 	a, err := Series(nil, 0.9, 0, make([]float64, 10))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, v := range a {
 		if v != 0 {
 			t.Fatalf("α_%d = %v, want 0", k, v)
@@ -315,9 +301,8 @@ func TestRecursionRefusesBadInputProperty(t *testing.T) {
 		_, err2 := ClosedForm(rho, d0, etaEps)
 		for _, err := range []error{err1, err2} {
 			var ae *ArgError
-			if !asArgError(err, &ae) || ae.Arg != arg {
-				t.Fatalf("ρ = %v, Δ0 = %v, ηε = %v: error %v, want one naming %s", rho, d0, etaEps, err, arg)
-			}
+			require.ErrorAs(t, err, &ae, "ρ = %v, Δ0 = %v, ηε = %v", rho, d0, etaEps)
+			require.Equal(t, arg, ae.Arg, "ρ = %v, Δ0 = %v, ηε = %v: argument named by the error %v", rho, d0, etaEps, err)
 		}
 	})
 }

@@ -6,6 +6,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -17,9 +19,7 @@ var testConstants = Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.1, Tau: 3, Sourc
 func mustAssumed(t testing.TB, rho float64) Contraction {
 	t.Helper()
 	c, err := AssumedContraction(rho)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return c
 }
 
@@ -44,18 +44,15 @@ func TestScenarioHandComputed(t *testing.T) {
 			s := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.5), Memory: tc.mem,
 				LambdaZ: new(2.0), Ages: []int{0}, Horizon: 4}
 			r, err := s.Bound()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for k, w := range tc.want {
 				// Upward rounding: ≥ the exact value, within 1e-14.
 				if r.Alpha[k] < w || !near(r.Alpha[k], w, 0, 1e-14) {
 					t.Errorf("α_%d = %.17g, want %v", k, r.Alpha[k], w)
 				}
 			}
-			if r.Deletions != 1 || len(r.Perturbations) != 4 {
-				t.Errorf("deletions %d, %d perturbations", r.Deletions, len(r.Perturbations))
-			}
+			assert.Equal(t, 1, r.Deletions, "deletions")
+			assert.Len(t, r.Perturbations, 4, "perturbations")
 		})
 	}
 	t.Run("old-deletion", func(t *testing.T) {
@@ -64,9 +61,7 @@ func TestScenarioHandComputed(t *testing.T) {
 		// = 0.00625 + 0.065625 = 0.071875.
 		s := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.5), Memory: MemoryDirect, Ages: []int{5}}
 		r, err := s.Bound()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r.Alpha[0] < 0.071875 || !near(r.Alpha[0], 0.071875, 0, 1e-14) {
 			t.Errorf("α0 = %.17g, want 0.071875", r.Alpha[0])
 		}
@@ -90,24 +85,17 @@ func TestLambdaZ(t *testing.T) {
 			s := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.5), Memory: MemoryCoupled,
 				LambdaZ: tc.lambdaZ, Ages: []int{0}}
 			r, err := s.Bound()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Upward rounding: ≥ the exact value, within 1e-14.
 			if r.Alpha[0] < tc.want || !near(r.Alpha[0], tc.want, 0, 1e-14) {
 				t.Errorf("α0 = %.17g, want %v", r.Alpha[0], tc.want)
 			}
 			tr, err := NewTracker(s.Constants, s.Contraction, TrackerOptions{Memory: MemoryCoupled, LambdaZ: tc.lambdaZ})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := tr.Step(); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
+			_, err = tr.Step()
+			require.NoError(t, err)
 			a, err := tr.Delete(0)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if a != r.Alpha[0] {
 				t.Errorf("tracker α = %.17g, scenario %.17g", a, r.Alpha[0])
 			}
@@ -160,9 +148,7 @@ func bruteForce(t *rapid.T, s Scenario) []float64 {
 	a0 := s.Delta0
 	if s.Start == StartUntouched {
 		ser, err := Series(nil, s.Contraction.Rho, 0, past)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		a0 = ser[len(ser)-1]
 	}
 	future := make([]float64, s.Horizon)
@@ -170,9 +156,7 @@ func bruteForce(t *rapid.T, s Scenario) []float64 {
 		future[k] = pi(k + 1)
 	}
 	out, err := Series(nil, s.Contraction.Rho, a0, future)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return out
 }
 
@@ -223,9 +207,7 @@ func TestScenarioEqualsIteratedRecursion(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
 		r, err := s.Bound()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := bruteForce(t, s)
 		for k := range want {
 			if !near(r.Alpha[k], want[k], 1e-300, 1e-12) {
@@ -245,17 +227,13 @@ func TestScenarioMonotone(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
 		base, err := s.Bound()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		bigger := func(name string, edit func(*Scenario), increasing bool) {
 			o := s
 			o.Ages = slices.Clone(s.Ages)
 			edit(&o)
 			r, err := o.Bound()
-			if err != nil {
-				t.Fatalf("%s: %v", name, err)
-			}
+			require.NoError(t, err, "%s", name)
 			for k := range base.Alpha {
 				lo, hi := base.Alpha[k], r.Alpha[k]
 				if !increasing {
@@ -296,9 +274,7 @@ func TestScenarioDecaysWithoutPerturbation(t *testing.T) {
 			s.Memory = MemoryCoupled
 		}
 		r, err := s.Bound()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for k := 1; k < len(r.Alpha); k++ {
 			if r.Perturbations[k-1] != 0 || r.Alpha[k] > r.Alpha[k-1] {
 				t.Fatalf("α_%d = %v > α_%d = %v (perturbation %v)", k, r.Alpha[k], k-1, r.Alpha[k-1], r.Perturbations[k-1])
@@ -309,9 +285,7 @@ func TestScenarioDecaysWithoutPerturbation(t *testing.T) {
 
 func TestScenarioProvenance(t *testing.T) {
 	analytic, err := AnalyticContraction(AnalyticParams{Mu: 1, L: 4, Eta: 0.1, HMin: 0.25, HMax: 1, Case: Commuting})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	estimated := Contraction{Rho: 0.9, Provenance: Estimated, Method: "test"}
 	for _, tc := range []struct {
 		name   string
@@ -331,29 +305,21 @@ func TestScenarioProvenance(t *testing.T) {
 			c := testConstants
 			c.Source = tc.source
 			r, err := Scenario{Constants: c, Contraction: tc.k, Memory: tc.mem, Ages: []int{2}}.Bound()
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.Provenance != tc.want {
-				t.Errorf("provenance %v, want %v", r.Provenance, tc.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, r.Provenance, "provenance")
 			b, err := json.Marshal(r)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var back Result
-			if err := json.Unmarshal(b, &back); err != nil || back.Provenance != r.Provenance || len(back.Terms) != len(r.Terms) {
-				t.Errorf("JSON round trip: %v", err)
-			}
+			assert.NoError(t, json.Unmarshal(b, &back), "JSON round trip")
+			assert.Equal(t, r.Provenance, back.Provenance, "JSON round trip: provenance")
+			assert.Len(t, back.Terms, len(r.Terms), "JSON round trip: terms")
 		})
 	}
 }
 
 func TestScenarioNoDeletionIsExact(t *testing.T) {
 	r, err := Scenario{Constants: testConstants, Contraction: mustAssumed(t, 0.9), Horizon: 5}.Bound()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for k, a := range r.Alpha {
 		if a != 0 {
 			t.Fatalf("α_%d = %v without deletions, want 0", k, a)
@@ -406,9 +372,7 @@ func TestTrackerMatchesScenario(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		s := genScenario(t)
 		tr, err := NewTracker(s.Constants, s.Contraction, TrackerOptions{Memory: s.Memory, LambdaZ: s.LambdaZ})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		n := rapid.IntRange(0, 200).Draw(t, "actions")
 		for range n {
 			if rapid.IntRange(0, 4).Draw(t, "action") == 0 && tr.Steps() > 0 {
@@ -420,13 +384,12 @@ func TestTrackerMatchesScenario(t *testing.T) {
 					}
 					continue // already deleted
 				}
-			} else if _, err := tr.Step(); err != nil {
-				t.Fatal(err)
+			} else {
+				_, err := tr.Step()
+				require.NoError(t, err)
 			}
 			r, err := tr.Scenario(0).Bound()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !near(tr.Alpha(), r.Alpha[0], 1e-300, 1e-12) {
 				t.Fatalf("after %d steps, %d deletions: tracker α = %.17g, scenario %.17g",
 					tr.Steps(), tr.Deletions(), tr.Alpha(), r.Alpha[0])
@@ -435,15 +398,11 @@ func TestTrackerMatchesScenario(t *testing.T) {
 	})
 	t.Run("refuses", func(t *testing.T) {
 		tr, err := NewTracker(testConstants, mustAssumed(t, 0.5), TrackerOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tr.Delete(-1); err == nil {
-			t.Fatal("negative age accepted")
-		}
-		if _, err := tr.Delete(0); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		_, err = tr.Delete(-1)
+		require.Error(t, err, "negative age accepted")
+		_, err = tr.Delete(0)
+		require.NoError(t, err)
 		_, err = tr.Delete(0)
 		wantArgError(t, err, "age", ErrInvalid)
 		_, err = NewTracker(testConstants, Contraction{Rho: 2, Provenance: Assumed}, TrackerOptions{})
@@ -456,32 +415,24 @@ func TestTrackerMatchesScenario(t *testing.T) {
 func TestEnumText(t *testing.T) {
 	for _, p := range []Provenance{Proved, Estimated, Assumed} {
 		b, err := p.MarshalText()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back Provenance
-		if err := back.UnmarshalText(b); err != nil || back != p {
-			t.Errorf("provenance %v round trip: %v, %v", p, back, err)
-		}
+		assert.NoError(t, back.UnmarshalText(b), "provenance %v round trip", p)
+		assert.Equal(t, p, back, "provenance round trip")
 	}
-	if _, err := Unspecified.MarshalText(); err == nil {
-		t.Error("Unspecified marshalled")
-	}
+	_, err := Unspecified.MarshalText()
+	assert.Error(t, err, "Unspecified marshalled")
 	for _, m := range []MemoryModel{MemoryWorstCase, MemoryDirect, MemoryCoupled} {
 		b, err := m.MarshalText()
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back MemoryModel
-		if err := back.UnmarshalText(b); err != nil || back != m {
-			t.Errorf("memory model %v round trip: %v, %v", m, back, err)
-		}
+		assert.NoError(t, back.UnmarshalText(b), "memory model %v round trip", m)
+		assert.Equal(t, m, back, "memory model round trip")
 	}
-	if _, err := ParseMemoryModel("none"); err == nil {
-		t.Error("unknown memory model parsed")
-	}
-	if Combine() != Proved || Combine(Proved, Estimated) != Estimated || Combine(Assumed, Estimated, Proved) != Assumed {
-		t.Error("Combine does not return the weakest provenance")
-	}
+	_, err = ParseMemoryModel("none")
+	assert.Error(t, err, "unknown memory model parsed")
+	assert.Equal(t, Proved, Combine(), "Combine of nothing")
+	assert.Equal(t, Estimated, Combine(Proved, Estimated), "Combine must return the weakest provenance")
+	assert.Equal(t, Assumed, Combine(Assumed, Estimated, Proved), "Combine must return the weakest provenance")
 	wantPanic(t, func() { Combine(Unspecified) })
 }

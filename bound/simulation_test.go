@@ -5,6 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 	"pgregory.net/rapid"
@@ -57,9 +59,7 @@ func TestBoundHoldsUnderAdditivePerturbation(t *testing.T) {
 			}
 		}
 		alpha, err := Series(nil, k.Rho, delta0, etaEps)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		w := make([]float64, d)
 		for i := range w {
 			w[i] = r.NormFloat64()
@@ -251,9 +251,7 @@ func (dc deletionCase) run(tb fataler, d int) (Constants, Contraction, []float64
 	gamma0 := hMin + (hMax-hMin)*dc.gamma0Frac
 	eta := dc.etaFrac / (hMax * L)
 	k, err := AnalyticContraction(AnalyticParams{Mu: mu, L: L, Eta: eta, HMin: hMin, HMax: hMax, Case: Commuting})
-	if err != nil { // η·hMax·L < 2 and μ·hMin > 0 make ρ < 1
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err) // η·hMax·L < 2 and μ·hMin > 0 make ρ < 1
 	r := rand.New(rand.NewPCG(dc.seed, 3))
 	gen := func(n int) []sample {
 		out := make([]sample, n)
@@ -273,17 +271,15 @@ func (dc deletionCase) run(tb fataler, d int) (Constants, Contraction, []float64
 
 // fataler is the part of testing.TB and *rapid.T the helpers use.
 type fataler interface {
+	require.TestingT
 	Helper()
-	Fatal(args ...any)
 }
 
 // violates reports whether some deviation exceeds the scenario's bound.
 func violates(tb fataler, s Scenario, dev []float64) (bool, int, float64) {
 	tb.Helper()
 	res, err := s.Bound()
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	for k, e := range dev {
 		if e > res.Alpha[k]*(1+simTol)+simAbsTol {
 			return true, k, res.Alpha[k]
@@ -352,10 +348,6 @@ func TestWeakerModelsFail(t *testing.T) {
 		}
 	}
 	t.Logf("violations in 3000 cases: without the memory term %d, direct-window model %d", noMemory, direct)
-	if noMemory == 0 {
-		t.Error("no case needs the memory term: the simulation does not exercise it")
-	}
-	if direct == 0 {
-		t.Error("the direct-window model was never exceeded: no indirect memory observed")
-	}
+	assert.NotZero(t, noMemory, "no case needs the memory term: the simulation does not exercise it")
+	assert.NotZero(t, direct, "the direct-window model was never exceeded: no indirect memory observed")
 }

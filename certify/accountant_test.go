@@ -2,10 +2,12 @@ package certify
 
 import (
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/noise"
 )
@@ -18,9 +20,7 @@ func TestAccountantHandValues(t *testing.T) {
 	// = 3.8801…) and refuses the tenth.
 	wantEps := func(rho, delta float64) float64 { return rho + 2*math.Sqrt(rho*math.Log(1/delta)) }
 	ch, err := ChargeFor("r", 0.05, 0.2, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !approx(ch.ZCDP, 0.03125, 0, 1e-14) {
 		t.Fatalf("ρ = %v, want 0.03125", ch.ZCDP)
 	}
@@ -34,22 +34,19 @@ func TestAccountantHandValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a, err := NewAccountant(Budget{Epsilon: tc.budget, Delta: 1e-5})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			for i := range 10 {
 				would, next, err := a.WouldExceed(ch)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				s, err := a.Spend(ch)
-				if (err == nil) != (i < tc.accepted) || would != (err != nil) {
-					t.Fatalf("release %d: spend error %v, WouldExceed %v", i+1, err, would)
+				if i < tc.accepted {
+					require.NoError(t, err, "release %d", i+1)
+				} else {
+					require.ErrorIs(t, err, ErrBudget, "release %d", i+1)
 				}
+				require.Equal(t, err != nil, would, "release %d: WouldExceed must predict the refusal", i+1)
 				if err != nil {
-					if !errors.Is(err, ErrBudget) || a.Spent().Releases != tc.accepted {
-						t.Fatalf("refusal %v changed the accountant (%d releases)", err, a.Spent().Releases)
-					}
+					require.Equal(t, tc.accepted, a.Spent().Releases, "refusal %v changed the accountant", err)
 					continue
 				}
 				if next != s {
@@ -60,9 +57,9 @@ func TestAccountantHandValues(t *testing.T) {
 					t.Fatalf("after %d: ρ = %v, ε = %v; want %v, %v", i+1, s.ZCDP, s.Epsilon, rho, wantEps(rho, 1e-5))
 				}
 			}
-			if s := a.Spent(); s.Releases != tc.accepted || s.Exceeded {
-				t.Errorf("spent %+v", s)
-			}
+			s := a.Spent()
+			assert.Equal(t, tc.accepted, s.Releases, "releases spent")
+			assert.False(t, s.Exceeded, "spent %+v is exceeded", s)
 		})
 	}
 	if got := wantEps(0.3125, 1e-5); !approx(got, 4.10608, 0, 1e-5) { // the value docs/theory.md quotes
@@ -75,50 +72,38 @@ func TestAccountantBetasAddUp(t *testing.T) {
 	// leave δ' = 2e-6 for the zCDP conversion, ε = ρ + 2·sqrt(ρ·ln(1/2e-6));
 	// a third (Σβ = 1.2e-5 ≥ δ) is refused whatever its ρ.
 	a, err := NewAccountant(Budget{Epsilon: 10, Delta: 1e-5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ch := Charge{Label: "b", ZCDP: 0.01, Beta: 4e-6}
 	for range 2 {
-		if _, err := a.Spend(ch); err != nil {
-			t.Fatal(err)
-		}
+		_, err := a.Spend(ch)
+		require.NoError(t, err)
 	}
 	s := a.Spent()
 	wantDelta := 1e-5 - 8e-6
 	if want := 0.02 + 2*math.Sqrt(0.02*math.Log(1/wantDelta)); !approx(s.Epsilon, want, 0, 1e-9) || !approx(s.Beta, 8e-6, 0, 1e-15) {
 		t.Errorf("spent %+v, want ε %v, Σβ 8e-6", s, want)
 	}
-	if _, err := a.Spend(Charge{Label: "c", ZCDP: 0, Beta: 4e-6}); !errors.Is(err, ErrBudget) {
-		t.Errorf("a release that pushes Σβ past δ was accepted: %v", err)
-	}
+	_, err = a.Spend(Charge{Label: "c", ZCDP: 0, Beta: 4e-6})
+	assert.ErrorIs(t, err, ErrBudget, "a release that pushes Σβ past δ was accepted")
 }
 
 func TestAccountantJSON(t *testing.T) {
 	a, err := NewAccountant(Budget{Epsilon: 5, Delta: 1e-6})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for i, ch := range []Charge{{"x", 0.1, 0}, {"y", 0.02, 1e-8}, {"z", 0, 0}} {
-		if _, err := a.Spend(ch); err != nil {
-			t.Fatalf("charge %d: %v", i, err)
-		}
+		_, err := a.Spend(ch)
+		require.NoError(t, err, "charge %d", i)
 	}
 	js, err := json.Marshal(a)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var b Accountant
-	if err := json.Unmarshal(js, &b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(js, &b))
 	if b.Spent() != a.Spent() || len(b.Charges()) != 3 || b.Budget() != a.Budget() {
 		t.Fatalf("round trip: %+v vs %+v", b.Spent(), a.Spent())
 	}
 	js2, err := json.Marshal(&b)
-	if err != nil || string(js2) != string(js) {
-		t.Fatalf("not deterministic: %s vs %s (%v)", js2, js, err)
-	}
+	require.NoError(t, err)
+	require.Equal(t, string(js), string(js2), "not deterministic")
 	for _, tc := range []struct {
 		name, from, to string
 		sentinel       error
@@ -130,14 +115,10 @@ func TestAccountantJSON(t *testing.T) {
 		{"negative-charge", `"zcdp":0.1,`, `"zcdp":-0.1,`, noise.ErrZCDP},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			require.Contains(t, string(js), tc.from, "test setup: the text to replace")
 			bad := strings.Replace(string(js), tc.from, tc.to, 1)
-			if bad == string(js) {
-				t.Fatalf("%q not found in %s", tc.from, js)
-			}
 			var c Accountant
-			if err := json.Unmarshal([]byte(bad), &c); !errors.Is(err, tc.sentinel) {
-				t.Errorf("error %v, want %v", err, tc.sentinel)
-			}
+			assert.ErrorIs(t, json.Unmarshal([]byte(bad), &c), tc.sentinel)
 		})
 	}
 }
@@ -159,9 +140,7 @@ func TestAccountantRefusesBadInput(t *testing.T) {
 		})
 	}
 	a, err := NewAccountant(Budget{1, 1e-5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		ch       Charge
@@ -175,15 +154,12 @@ func TestAccountantRefusesBadInput(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			_, err := a.Spend(tc.ch)
 			var ae *AccountError
-			if !errors.As(err, &ae) {
-				t.Fatalf("error %v is not an *AccountError", err)
-			}
+			require.ErrorAs(t, err, &ae)
 			wantSpecError(t, ae.Err, tc.field, tc.sentinel)
 		})
 	}
-	if _, err := ChargeFor("x", 1, 0, 0); !errors.Is(err, noise.ErrRange) {
-		t.Errorf("σ = 0 with α > 0 gave %v, want noise.ErrRange", err)
-	}
+	_, err = ChargeFor("x", 1, 0, 0)
+	assert.ErrorIs(t, err, noise.ErrRange, "σ = 0 with α > 0")
 }
 
 func TestChargeOfCertificate(t *testing.T) {

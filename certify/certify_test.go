@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"unlearn/bound"
 	"unlearn/noise"
 	"unlearn/olbfgs"
@@ -31,15 +34,12 @@ func TestCertifyMemoryPolicies(t *testing.T) {
 			spec := seededSpec(t, 7)
 			spec.Memory, spec.Retained = tc.policy, tc.retained
 			out, c, err := Certify(f.state, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !f.state.Equal(before) {
 				t.Fatal("Certify modified its input state")
 			}
-			if c.Covers != tc.covers || c.Memory != tc.policy {
-				t.Errorf("covers %q with memory %s, want %q", c.Covers, c.Memory, tc.covers)
-			}
+			assert.Equal(t, tc.covers, c.Covers, "covers")
+			assert.Equal(t, tc.policy, c.Memory, "memory policy")
 			if c.Sigma <= 0 || c.SigmaApplied != c.Sigma {
 				t.Errorf("σ = %v, applied %v: want a positive σ applied exactly by the seeded sampler", c.Sigma, c.SigmaApplied)
 			}
@@ -48,33 +48,25 @@ func TestCertifyMemoryPolicies(t *testing.T) {
 			}
 			switch tc.policy {
 			case Reset:
-				if out.Memory().Len() != 0 {
-					t.Errorf("reset left %d pairs", out.Memory().Len())
-				}
+				assert.Zero(t, out.Memory().Len(), "pairs left by reset")
 			case Rebuild:
-				if out.Memory().Len() > len(tc.retained) {
-					t.Errorf("rebuild from %d events left %d pairs", len(tc.retained), out.Memory().Len())
+				assert.LessOrEqual(t, out.Memory().Len(), len(tc.retained), "pairs built by rebuild, want at most one per retained event")
+				if len(tc.retained) > 0 {
+					assert.NotZero(t, out.Memory().Len(), "rebuild from retained data built no memory")
 				}
-				if len(tc.retained) > 0 && out.Memory().Len() == 0 {
-					t.Error("rebuild from retained data built no memory")
-				}
-				if !slices.Equal(c.Retained.IDs, stream.InsertIDs(tc.retained)) {
-					t.Errorf("retained ids %v", c.Retained.IDs)
+				if want := stream.InsertIDs(tc.retained); !slices.Equal(c.Retained.IDs, want) { // slices.Equal: nil and empty agree
+					t.Errorf("retained ids %v, want %v", c.Retained.IDs, want)
 				}
 			case Keep:
 				if !out.Memory().Equal(f.state.Memory()) {
 					t.Error("keep changed the memory")
 				}
-				if !strings.Contains(c.Statement, "NOT covered") {
-					t.Errorf("a parameters-only certificate must say the memory is not covered: %q", c.Statement)
-				}
+				assert.Contains(t, c.Statement, "NOT covered", "a parameters-only certificate must say the memory is not covered")
 			}
-			if out.T() != f.state.T() || !slices.Equal(out.Deleted(), f.state.Deleted()) {
-				t.Error("the released state lost its counters or deleted ids")
-			}
-			if _, err := VerifyStates(c, f.state, out, nil); err != nil {
-				t.Fatalf("a genuine certificate does not verify: %v", err)
-			}
+			assert.Equal(t, f.state.T(), out.T(), "the released state lost its event counter")
+			assert.Equal(t, f.state.Deleted(), out.Deleted(), "the released state lost its deleted ids")
+			_, err = VerifyStates(c, f.state, out, nil)
+			require.NoError(t, err, "a genuine certificate does not verify")
 		})
 	}
 }
@@ -95,32 +87,30 @@ func TestCertifyAlphaAndSigma(t *testing.T) {
 			spec := seededSpec(t, 1)
 			spec.Epsilon, spec.Calibration = tc.eps, tc.cal
 			_, c, err := Certify(f.state, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			res, err := fixtureScenario(t).Bound()
-			if err != nil {
-				t.Fatal(err)
+			require.NoError(t, err)
+			if c.Sensitivity.Alpha != res.Alpha[0] {
+				t.Errorf("α = %v, want %v", c.Sensitivity.Alpha, res.Alpha[0])
 			}
-			if c.Sensitivity.Alpha != res.Alpha[0] || c.Sensitivity.Provenance != bound.Proved || c.Provenance != bound.Proved {
-				t.Errorf("α = %v (%v), want %v (proved)", c.Sensitivity.Alpha, c.Sensitivity.Provenance, res.Alpha[0])
-			}
+			assert.Equal(t, bound.Proved, c.Sensitivity.Provenance, "provenance of α")
+			assert.Equal(t, bound.Proved, c.Provenance, "provenance of the certificate")
 			want, err := noise.Sigma(tc.cal, res.Alpha[0], tc.eps, 1e-5)
-			if err != nil {
-				t.Fatal(err)
+			require.NoError(t, err)
+			if c.Sigma != want {
+				t.Errorf("σ = %v, want %v", c.Sigma, want)
 			}
-			if c.Sigma != want || c.Calibration != tc.cal {
-				t.Errorf("σ = %v (%s), want %v", c.Sigma, c.Calibration, want)
-			}
+			assert.Equal(t, tc.cal, c.Calibration, "calibration")
 			z, err := noise.ZCDP(c.Sensitivity.Alpha, c.SigmaApplied)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if c.ZCDP != z {
 				t.Errorf("zCDP = %v, want %v", c.ZCDP, z)
 			}
-			if c.Deletions != 1 || c.Dim != 4 || c.Intervention != "unspecified" || c.Guarantee != (Guarantee{tc.eps, 1e-5}) {
-				t.Errorf("deletions %d, d %d, intervention %q, guarantee %v", c.Deletions, c.Dim, c.Intervention, c.Guarantee)
+			assert.Equal(t, 1, c.Deletions, "deletions")
+			assert.Equal(t, 4, c.Dim, "d")
+			assert.Equal(t, "unspecified", c.Intervention, "intervention")
+			if c.Guarantee != (Guarantee{tc.eps, 1e-5}) {
+				t.Errorf("guarantee %v, want (%v, 1e-5)", c.Guarantee, tc.eps)
 			}
 		})
 	}
@@ -133,15 +123,11 @@ func TestCertifyBetaAddsToDelta(t *testing.T) {
 	spec := seededSpec(t, 1)
 	spec.Beta = 1e-6
 	_, c, err := Certify(f.state, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if c.Guarantee.Epsilon != 1 || c.Guarantee.Delta < 1e-5+1e-6 || !approx(c.Guarantee.Delta, 1.1e-5, 0, 1e-15) {
 		t.Errorf("guarantee %v, want (1, 1.1e-5)", c.Guarantee)
 	}
-	if !strings.Contains(c.Statement, "β = 1e-06") {
-		t.Errorf("the statement does not mention β: %q", c.Statement)
-	}
+	assert.Contains(t, c.Statement, "β = 1e-06", "the statement must mention β")
 }
 
 func TestCertifyExactAddsNoNoise(t *testing.T) {
@@ -150,21 +136,17 @@ func TestCertifyExactAddsNoNoise(t *testing.T) {
 	f := newFixture(t)
 	out, c, err := Certify(f.state, Spec{Epsilon: 1, Delta: 1e-5, Alpha: &Given{Alpha: 0, Provenance: bound.Proved, Method: "oracle replay"},
 		Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{}), Memory: Keep})
-	if err != nil {
-		t.Fatal(err)
+	require.NoError(t, err)
+	if c.Sigma != 0 || c.SigmaApplied != 0 || c.ZCDP != 0 {
+		t.Errorf("σ = %v, applied %v, zCDP %v; want 0, 0, 0", c.Sigma, c.SigmaApplied, c.ZCDP)
 	}
-	if c.Sigma != 0 || c.SigmaApplied != 0 || c.ZCDP != 0 || !c.Exact {
-		t.Errorf("σ = %v, applied %v, zCDP %v, exact %v; want 0, 0, 0, true", c.Sigma, c.SigmaApplied, c.ZCDP, c.Exact)
-	}
+	assert.True(t, c.Exact, "exact")
 	if !out.Equal(f.state) {
 		t.Error("an exact release changed the state")
 	}
-	if !strings.Contains(c.Statement, "exact unlearning") {
-		t.Errorf("statement %q does not say exact", c.Statement)
-	}
-	if _, err := VerifyStates(c, f.state, out, nil); err != nil {
-		t.Fatal(err)
-	}
+	assert.Contains(t, c.Statement, "exact unlearning", "the statement must say exact")
+	_, err = VerifyStates(c, f.state, out, nil)
+	require.NoError(t, err)
 }
 
 func TestCertifySamplerIsNamed(t *testing.T) {
@@ -184,19 +166,13 @@ func TestCertifySamplerIsNamed(t *testing.T) {
 			spec := seededSpec(t, 0)
 			spec.Sampler = tc.sampler
 			out, c, err := Certify(f.state, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Sampler != tc.want || c.Deployable != tc.deployable {
-				t.Errorf("sampler %q deployable %v, want %q %v", c.Sampler, c.Deployable, tc.want, tc.deployable)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, c.Sampler, "sampler")
+			assert.Equal(t, tc.deployable, c.Deployable, "deployable")
 			warned := slices.Contains(c.Warnings, "seeded sampler: NOT for deployment") && strings.Contains(c.Statement, "NOT for deployment")
-			if warned != !tc.deployable {
-				t.Errorf("warnings %q, statement %q", c.Warnings, c.Statement)
-			}
-			if _, err := VerifyStates(c, f.state, out, nil); err != nil {
-				t.Fatal(err)
-			}
+			assert.Equal(t, !tc.deployable, warned, "warned of a seeded sampler; warnings %q, statement %q", c.Warnings, c.Statement)
+			_, err = VerifyStates(c, f.state, out, nil)
+			require.NoError(t, err)
 		})
 	}
 }
@@ -206,9 +182,7 @@ func TestCertifyStatesWeakestProvenance(t *testing.T) {
 	// constants, says so, naming the quantities.
 	f := newFixture(t)
 	est, err := bound.EstimateFromDecay([]float64{1, 0.5, 0.25, 0.125}, bound.DecayOptions{Margin: 0.1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
 		edit func(*bound.Scenario)
@@ -223,18 +197,13 @@ func TestCertifyStatesWeakestProvenance(t *testing.T) {
 			spec := seededSpec(t, 1)
 			tc.edit(spec.Scenario)
 			_, c, err := Certify(f.state, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Provenance != tc.want {
-				t.Fatalf("provenance %v, want %v", c.Provenance, tc.want)
-			}
+			require.NoError(t, err)
+			require.Equal(t, tc.want, c.Provenance, "provenance")
 			upper := strings.ToUpper(tc.want.String())
-			if !strings.Contains(c.Statement, upper) || !strings.Contains(c.Statement, tc.term) {
-				t.Errorf("statement %q does not say %s for %q", c.Statement, upper, tc.term)
-			}
-			if len(c.Warnings) == 0 || !strings.Contains(c.Warnings[0], tc.want.String()) {
-				t.Errorf("warnings %q", c.Warnings)
+			assert.Contains(t, c.Statement, upper, "the statement must say the provenance")
+			assert.Contains(t, c.Statement, tc.term, "the statement must name the term")
+			if assert.NotEmpty(t, c.Warnings, "warnings") {
+				assert.Contains(t, c.Warnings[0], tc.want.String(), "first warning")
 			}
 		})
 	}
@@ -244,9 +213,7 @@ func TestCertifyRefusesBadSpec(t *testing.T) {
 	f := newFixture(t)
 	other := isotropic(t, 3, 1, 2)
 	otherHeader, err := HeaderOf(other)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name     string
 		edit     func(*Spec)
@@ -318,12 +285,12 @@ func TestCertifyDoesNotModifySpec(t *testing.T) {
 	spec := seededSpec(t, 1)
 	ages := spec.Scenario.Ages
 	spec.Memory, spec.Retained = Rebuild, f.prefix[9:]
-	if _, _, err := Certify(f.state, spec); err != nil {
-		t.Fatal(err)
-	}
-	if spec.Intervention != "" || spec.Toolkit != "" || spec.Deletions != 0 || !slices.Equal(ages, []int{9}) {
-		t.Errorf("Certify wrote defaults into the caller's spec: %+v", spec)
-	}
+	_, _, err := Certify(f.state, spec)
+	require.NoError(t, err)
+	assert.Empty(t, spec.Intervention, "Certify wrote defaults into the caller's spec")
+	assert.Empty(t, spec.Toolkit, "Certify wrote defaults into the caller's spec")
+	assert.Zero(t, spec.Deletions, "Certify wrote defaults into the caller's spec")
+	assert.Equal(t, []int{9}, ages, "Certify wrote into the caller's scenario ages")
 }
 
 func TestShiftOf(t *testing.T) {
@@ -332,9 +299,7 @@ func TestShiftOf(t *testing.T) {
 	cfg := olbfgs.DefaultConfig(2)
 	loss := isotropic(t, 2, 1, 1)
 	a, err := olbfgs.New(cfg, loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	b := a.Clone()
 	b.SetW([]float64{3, 4})
 	if s := ShiftOf(a, b); s < 5 || !approx(s, 5, 0, 1e-15) {
@@ -344,9 +309,7 @@ func TestShiftOf(t *testing.T) {
 		t.Errorf("ShiftOf of equal states = %v", s)
 	}
 	c, err := olbfgs.New(olbfgs.DefaultConfig(3), isotropic(t, 3, 1, 1))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	wantPanic(t, func() { ShiftOf(a, c) })
 }
 
@@ -356,26 +319,22 @@ func TestAgesOf(t *testing.T) {
 	// id 2 has inserts 3, 4, 5 after it → 3; id 5 is the last → 0.
 	ins := func(id int64) stream.Event { return stream.InsertEvent(id, []float64{0}, 0) }
 	prefix := []stream.Event{ins(1), ins(2), ins(3), stream.DeleteEvent(2), ins(4), ins(5)}
-	if got := AgesOf(prefix, stream.NewIDSet(2, 5)); !slices.Equal(got, []int{3, 0}) {
-		t.Errorf("AgesOf = %v, want [3 0]", got)
-	}
-	if got := AgesOf(prefix, stream.NewIDSet()); len(got) != 0 {
-		t.Errorf("AgesOf with no deletion = %v", got)
-	}
+	assert.Equal(t, []int{3, 0}, AgesOf(prefix, stream.NewIDSet(2, 5)), "AgesOf")
+	assert.Empty(t, AgesOf(prefix, stream.NewIDSet()), "AgesOf with no deletion")
 }
 
 func TestHeaderOf(t *testing.T) {
 	lg, err := stream.NewLogistic(3, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h, err := HeaderOf(lg)
-	if err != nil || h.Kind != stream.KindLogistic || h.D != 3 || h.Lambda != 0.05 {
-		t.Fatalf("HeaderOf(logistic) = %+v, %v", h, err)
+	require.NoError(t, err, "HeaderOf(logistic)")
+	require.Equal(t, stream.KindLogistic, h.Kind, "kind")
+	require.Equal(t, 3, h.D, "d")
+	if h.Lambda != 0.05 {
+		t.Fatalf("λ = %v, want 0.05", h.Lambda)
 	}
-	if _, err := h.Loss(); err != nil {
-		t.Fatalf("the derived header does not describe a loss: %v", err)
-	}
+	_, err = h.Loss()
+	require.NoError(t, err, "the derived header does not describe a loss")
 	_, err = HeaderOf(customLoss{})
 	wantSpecError(t, err, "Header", ErrSpec)
 }

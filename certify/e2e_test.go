@@ -4,6 +4,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"pgregory.net/rapid"
 
@@ -156,16 +157,10 @@ func TestEndToEndBoundHolds(t *testing.T) {
 		cfg := olbfgs.DefaultConfig(c.d)
 		cfg.Memory, cfg.StepSize, cfg.InitialScale = c.tau, c.eta, c.gamma0
 		actual, err := olbfgs.New(cfg, loss)
-		if err != nil {
-			rt.Fatal(err)
-		}
-		if err := actual.KeepCheckpoints(5 * c.tau); err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, err)
+		require.NoError(rt, actual.KeepCheckpoints(5*c.tau))
 		cf, err := olbfgs.New(cfg, loss)
-		if err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, err)
 		// G over the prefix: ‖∇ℓ_t(w_{t−1})‖ of the actual learner at every
 		// step it shares with the counterfactual, ‖∇ℓ_z(w⁻)‖ of the
 		// counterfactual at every deleted insert.
@@ -178,13 +173,9 @@ func TestEndToEndBoundHolds(t *testing.T) {
 					G = max(G, gradNorm(loss, actual.W(), e.Sample))
 				}
 			}
-			if err := actual.Step(e); err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, actual.Step(e))
 			if !c.u.Has(e.ID) {
-				if err := cf.Step(e); err != nil {
-					rt.Fatal(err)
-				}
+				require.NoError(rt, cf.Step(e))
 			}
 		}
 		req := unlearn.Request{Actual: actual, Prefix: c.prefix, U: c.u}
@@ -192,21 +183,17 @@ func TestEndToEndBoundHolds(t *testing.T) {
 		outs := make([]*olbfgs.Learner, len(ops))
 		devs := make([][]float64, len(ops))
 		for i, op := range ops {
-			if outs[i], _, err = op.Apply(req); err != nil {
-				rt.Fatal(err)
-			}
+			outs[i], _, err = op.Apply(req)
+			require.NoError(rt, err)
 			var g float64
-			if devs[i], g, err = trajectory(outs[i], cf, c.future); err != nil {
-				rt.Fatal(err)
-			}
+			devs[i], g, err = trajectory(outs[i], cf, c.future)
+			require.NoError(rt, err)
 			G = max(G, g)
 		}
 
 		hMin, hMax := 1/c.L, 1/c.mu
 		k, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: c.mu, L: c.L, Eta: c.eta, HMin: hMin, HMax: hMax, Case: bound.Commuting})
-		if err != nil {
-			rt.Fatal(err) // η·hMax·L < 2 and μ·hMin > 0 give ρ < 1
-		}
+		require.NoError(rt, err) // η·hMax·L < 2 and μ·hMin > 0 give ρ < 1
 		consts := bound.Constants{G: G, HMin: hMin, HMax: hMax, Eta: c.eta, Tau: c.tau, Source: bound.Proved}
 		spec := Spec{Epsilon: 1, Delta: 1e-5, Scenario: &bound.Scenario{Constants: consts, Contraction: k},
 			Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
@@ -215,30 +202,23 @@ func TestEndToEndBoundHolds(t *testing.T) {
 
 		for i, op := range ops {
 			w, err := Wrap(op, spec)
-			if err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, err)
 			rel, cert, _, err := w.ApplyCertified(req)
-			if err != nil {
-				rt.Fatalf("%s: %v", op.Name(), err)
-			}
+			require.NoError(rt, err, "%s", op.Name())
 			a0 := cert.Sensitivity.Alpha
 			if exceeds(devs[i][0], a0) {
 				rt.Fatalf("%s at t_del: ‖w̃ − w⁻‖ = %v > α = %v (bound %v + shift %v, ρ = %v, ages %v)",
 					op.Name(), devs[i][0], a0, cert.Sensitivity.BoundAlpha, cert.Sensitivity.Shift, k.Rho, ages)
 			}
-			if cert.Provenance != bound.Proved || cert.Deletions != len(c.u) || cert.Intervention != op.Name() {
-				rt.Fatalf("%s: provenance %v, deletions %d, intervention %q", op.Name(), cert.Provenance, cert.Deletions, cert.Intervention)
-			}
-			if _, err := VerifyStates(cert, outs[i], rel, nil); err != nil {
-				rt.Fatalf("%s: %v", op.Name(), err)
-			}
+			require.Equal(rt, bound.Proved, cert.Provenance, "%s: provenance", op.Name())
+			require.Equal(rt, len(c.u), cert.Deletions, "%s: deletions", op.Name())
+			require.Equal(rt, op.Name(), cert.Intervention, "%s: intervention", op.Name())
+			_, err = VerifyStates(cert, outs[i], rel, nil)
+			require.NoError(rt, err, "%s", op.Name())
 			later := bound.Scenario{Constants: consts, Contraction: k, Ages: ages, Horizon: len(c.future),
 				Start: bound.StartGiven, Delta0: a0, Delta0Source: cert.Provenance}
 			res, err := later.Bound()
-			if err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, err)
 			for kk, dev := range devs[i] {
 				if exceeds(dev, res.Alpha[kk]) {
 					rt.Fatalf("%s, %d steps after t_del: deviation %v > α = %v (α at t_del %v, ρ = %v)", op.Name(), kk, dev, res.Alpha[kk], a0, k.Rho)
@@ -248,8 +228,9 @@ func TestEndToEndBoundHolds(t *testing.T) {
 			if h := len(c.future); h > 0 {
 				s, err := Spec{Scenario: &bound.Scenario{Constants: consts, Contraction: k, Ages: ages, Horizon: h,
 					Start: bound.StartGiven, Delta0: a0, Delta0Source: cert.Provenance}}.Sensitivity()
-				if err != nil || s.Alpha != res.Alpha[h] {
-					rt.Fatalf("Sensitivity at horizon %d = %v, %v; the series has %v", h, s.Alpha, err, res.Alpha[h])
+				require.NoError(rt, err, "Sensitivity at horizon %d", h)
+				if s.Alpha != res.Alpha[h] {
+					rt.Fatalf("Sensitivity at horizon %d = %v; the series has %v", h, s.Alpha, res.Alpha[h])
 				}
 			}
 		}
@@ -281,13 +262,9 @@ func TestEndToEndBoundHolds(t *testing.T) {
 			sc.Start, sc.Delta0, sc.Delta0Source = bound.StartGiven, 0, bound.Proved
 			exactSpec.Scenario = &sc
 			w, err := Wrap(op, exactSpec)
-			if err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, err)
 			rel, cert, _, err := w.ApplyCertified(req)
-			if err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, err)
 			if cert.Sensitivity.Alpha != 0 || cert.Sigma != 0 || !cert.Exact || !floats.Equal(rel.W(), outs[i].W()) {
 				rt.Fatalf("%s with Δ₀ = 0: α = %v, σ = %v, exact %v", op.Name(), cert.Sensitivity.Alpha, cert.Sigma, cert.Exact)
 			}

@@ -1,12 +1,12 @@
 package certify
 
 import (
-	"errors"
 	"math"
 	"math/rand/v2"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/bound"
@@ -28,41 +28,21 @@ func approx(got, want, absTol, relTol float64) bool {
 // wrapping sentinel, with the package prefix.
 func wantSpecError(t testing.TB, err error, field string, sentinel error) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %v for %s", sentinel, field)
-	}
-	if !errors.Is(err, sentinel) {
-		t.Fatalf("error %q does not wrap %v", err, sentinel)
-	}
+	require.ErrorIs(t, err, sentinel, "want an error for %s", field)
 	var se *SpecError
-	if !errors.As(err, &se) {
-		t.Fatalf("error %q is not a *SpecError", err)
-	}
-	if se.Field != field {
-		t.Fatalf("error %q names field %q, want %q", err, se.Field, field)
-	}
-	if !strings.HasPrefix(err.Error(), "certify: ") {
-		t.Fatalf("error %q lacks the package prefix", err)
-	}
+	require.ErrorAs(t, err, &se)
+	require.Equal(t, field, se.Field, "field named by the error %q", err)
+	require.True(t, strings.HasPrefix(err.Error(), "certify: "), "error %q lacks the package prefix", err)
 }
 
 // wantVerifyError fails the test unless err is a *VerifyError for field
 // wrapping sentinel.
 func wantVerifyError(t testing.TB, err error, field string, sentinel error) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("verification passed, want %v at %s", sentinel, field)
-	}
-	if !errors.Is(err, sentinel) {
-		t.Fatalf("error %q does not wrap %v", err, sentinel)
-	}
+	require.ErrorIs(t, err, sentinel, "verification must fail at %s", field)
 	var ve *VerifyError
-	if !errors.As(err, &ve) {
-		t.Fatalf("error %q is not a *VerifyError", err)
-	}
-	if ve.Field != field {
-		t.Fatalf("error %q names field %q, want %q", err, ve.Field, field)
-	}
+	require.ErrorAs(t, err, &ve)
+	require.Equal(t, field, ve.Field, "field named by the error %q", err)
 }
 
 // wantPanic fails the test unless f panics with a "certify: " message.
@@ -71,12 +51,9 @@ func wantPanic(t *testing.T, f func()) {
 	defer func() {
 		t.Helper()
 		r := recover()
-		if r == nil {
-			t.Fatal("no panic")
-		}
-		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "certify: ") {
-			t.Fatalf("panic %v lacks the package prefix", r)
-		}
+		require.NotNil(t, r, "no panic")
+		s, ok := r.(string)
+		require.True(t, ok && strings.HasPrefix(s, "certify: "), "panic %v lacks the package prefix", r)
 	}()
 	f()
 }
@@ -92,9 +69,7 @@ func isotropic(tb testing.TB, d int, mu, L float64) *stream.Quadratic {
 		h0[i][i], h1[i][i] = mu, L
 	}
 	q, err := stream.NewQuadratic(h0, h1)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return q
 }
 
@@ -136,14 +111,10 @@ func newFixture(tb testing.TB) fixture {
 	cfg := olbfgs.DefaultConfig(d)
 	cfg.Memory = 3
 	l, err := olbfgs.Replay(cfg, loss, prefix)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	l.MarkDeleted(3)
 	h, err := HeaderOf(loss)
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return fixture{loss: loss, header: h, prefix: prefix, state: l}
 }
 
@@ -154,9 +125,7 @@ func newFixture(tb testing.TB) fixture {
 func fixtureScenario(tb testing.TB) *bound.Scenario {
 	tb.Helper()
 	k, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: 0.5, L: 2, Eta: 0.1, HMin: 0.5, HMax: 2, Case: bound.Commuting})
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return &bound.Scenario{
 		Constants:   bound.Constants{G: 3, HMin: 0.5, HMax: 2, Eta: 0.1, Tau: 3, Source: bound.Proved},
 		Contraction: k,

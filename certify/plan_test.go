@@ -6,6 +6,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"unlearn/bound"
 	"unlearn/noise"
 )
@@ -28,12 +31,9 @@ func TestRequiredSigmaHandValues(t *testing.T) {
 	// Since 4 (worst case): α = 0.2·0.9⁴ + 0.15·(1 + 0.9 + 0.9² + 0.9³)
 	// = 0.13122 + 0.15·3.439 = 0.64707.
 	tab, err := RequiredSigma(planSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tab.Rows) != 2*2*2 || tab.Provenance != bound.Assumed {
-		t.Fatalf("%d rows, provenance %v", len(tab.Rows), tab.Provenance)
-	}
+	require.NoError(t, err)
+	require.Len(t, tab.Rows, 2*2*2, "rows")
+	require.Equal(t, bound.Assumed, tab.Provenance, "provenance")
 	for _, tc := range []struct {
 		name  string
 		row   int
@@ -49,16 +49,19 @@ func TestRequiredSigmaHandValues(t *testing.T) {
 				t.Errorf("α = %.17g, want %v", r.Alpha, tc.alpha)
 			}
 			want, err := noise.SigmaAnalytic(r.Alpha, 1, 1e-5)
-			if err != nil || r.Sigma != want {
-				t.Errorf("σ = %v, want %v (%v)", r.Sigma, want, err)
+			assert.NoError(t, err)
+			if r.Sigma != want {
+				t.Errorf("σ = %v, want %v", r.Sigma, want)
 			}
 		})
 	}
 	// Worst case: τ does not matter; more deletions need more noise.
 	for i := 0; i < 4; i++ {
 		a, b := tab.Rows[i], tab.Rows[i+4]
-		if b.Deletions != 3 || a.Deletions != 1 || b.Sigma <= a.Sigma {
-			t.Errorf("rows %d, %d: m = %d σ = %v vs m = %d σ = %v", i, i+4, a.Deletions, a.Sigma, b.Deletions, b.Sigma)
+		assert.Equal(t, 1, a.Deletions, "row %d: deletions", i)
+		assert.Equal(t, 3, b.Deletions, "row %d: deletions", i+4)
+		if b.Sigma <= a.Sigma {
+			t.Errorf("rows %d, %d: σ = %v (m = 1) vs σ = %v (m = 3)", i, i+4, a.Sigma, b.Sigma)
 		}
 	}
 	if tab.Rows[0].Alpha != tab.Rows[2].Alpha {
@@ -82,9 +85,7 @@ func TestRequiredSigmaDirectDependsOnTau(t *testing.T) {
 	p := planSpec()
 	p.Memory, p.Deletions, p.Since = bound.MemoryDirect, []int{1}, []int{8}
 	tab, err := RequiredSigma(p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if tab.Rows[1].Sigma <= tab.Rows[0].Sigma {
 		t.Errorf("τ = 10: σ = %v, τ = 5: σ = %v", tab.Rows[1].Sigma, tab.Rows[0].Sigma)
 	}
@@ -92,28 +93,21 @@ func TestRequiredSigmaDirectDependsOnTau(t *testing.T) {
 
 func TestSigmaTableOutput(t *testing.T) {
 	tab, err := RequiredSigma(planSpec())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var md bytes.Buffer
-	if err := tab.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tab.WriteMarkdown(&md))
 	lines := strings.Split(strings.TrimSpace(md.String()), "\n")
-	if len(lines) != 2+2+8 || !strings.HasPrefix(lines[2], "| deletions |") || !strings.Contains(lines[4], "| 1 | 5 | 0 | 0.2 |") {
-		t.Errorf("markdown:\n%s", md.String())
-	}
+	require.Len(t, lines, 2+2+8, "markdown:\n%s", md.String())
+	assert.True(t, strings.HasPrefix(lines[2], "| deletions |"), "markdown:\n%s", md.String())
+	assert.Contains(t, lines[4], "| 1 | 5 | 0 | 0.2 |", "markdown:\n%s", md.String())
 	var c bytes.Buffer
-	if err := tab.WriteCSV(&c); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tab.WriteCSV(&c))
 	recs, err := csv.NewReader(&c).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(recs) != 9 || recs[0][0] != "deletions" || recs[1][5] != "assumed" || recs[1][8] != "analytic" {
-		t.Errorf("csv: %q", recs)
-	}
+	require.NoError(t, err)
+	require.Len(t, recs, 9, "csv records")
+	assert.Equal(t, "deletions", recs[0][0], "csv header")
+	assert.Equal(t, "assumed", recs[1][5], "csv provenance")
+	assert.Equal(t, "analytic", recs[1][8], "csv calibration")
 }
 
 func TestRequiredSigmaRefusesBadInput(t *testing.T) {

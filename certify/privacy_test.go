@@ -4,6 +4,7 @@ import (
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/stat/distuv"
 
@@ -69,12 +70,8 @@ func TestCertifiedReleaseEmpiricalPrivacy(t *testing.T) {
 		var sigma float64
 		for k := range out {
 			rel, c, err := Certify(l, spec)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if rel.Memory().Len() != 0 {
-				t.Fatal("the released memory is not empty")
-			}
+			require.NoError(t, err)
+			require.Zero(t, rel.Memory().Len(), "the released memory is not empty")
 			sigma = c.SigmaApplied
 			var p float64
 			for i, v := range rel.W() {

@@ -3,6 +3,7 @@ package certify
 import (
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
 	"unlearn/bound"
@@ -36,9 +37,7 @@ func genScenario(t *rapid.T) bound.Scenario {
 
 func alphaOf(t *rapid.T, s bound.Scenario, shift float64) float64 {
 	sens, err := Spec{Scenario: &s, Shift: shift}.Sensitivity()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return sens.Alpha
 }
 
@@ -95,13 +94,9 @@ func TestAlphaMonotone(t *testing.T) {
 			t.Fatalf("α decreased from %v to %v when %s grew", a1, a2, in)
 		}
 		s1, err := noise.SigmaAnalytic(a1, 1, 1e-5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		s2, err := noise.SigmaAnalytic(a2, 1, 1e-5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if s2 < s1 {
 			t.Fatalf("σ decreased from %v to %v as α grew from %v to %v", s1, s2, a1, a2)
 		}
@@ -165,18 +160,13 @@ func TestClosedFormEqualsIteratedRecursion(t *testing.T) {
 		got := alphaOf(t, s, 0)
 		start, etaEps := perturbations(s)
 		r, err := bound.NewRecursion(s.Contraction.Rho, start)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, c := range etaEps {
-			if _, err := r.Step(c); err != nil {
-				t.Fatal(err)
-			}
+			_, err := r.Step(c)
+			require.NoError(t, err)
 		}
 		closed, err := bound.ClosedForm(s.Contraction.Rho, start, etaEps)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		for _, v := range []struct {
 			name string
 			x    float64

@@ -3,10 +3,12 @@ package certify
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"math"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/bound"
 	"unlearn/noise"
@@ -30,18 +32,14 @@ func issue(t *testing.T, edit func(*Spec)) issued {
 		edit(&spec)
 	}
 	out, c, err := Certify(f.state, spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return issued{f: f, cert: c, before: f.state.Clone(), after: out}
 }
 
 func snapshot(t *testing.T, l *olbfgs.Learner, h stream.Header) []byte {
 	t.Helper()
 	b, err := olbfgs.MarshalSnapshot(l, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -65,45 +63,31 @@ func TestVerifyAcceptsGenuine(t *testing.T) {
 			is := issue(t, tc.edit)
 			before, after := snapshot(t, is.before, is.f.header), snapshot(t, is.after, is.f.header)
 			rep, err := Verify(is.cert, before, after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(rep.Checked) < 5 || !strings.Contains(rep.String(), "ok") {
-				t.Errorf("report %q", rep)
-			}
+			require.NoError(t, err)
+			assert.GreaterOrEqual(t, len(rep.Checked), 5, "checks in the report %q", rep)
+			assert.Contains(t, rep.String(), "ok", "report")
 			// The hashes are of the canonical snapshot: re-indented files
 			// verify too.
 			var buf bytes.Buffer
-			if err := json.Compact(&buf, after); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Verify(is.cert, before, buf.Bytes()); err != nil {
-				t.Fatalf("a compacted snapshot does not verify: %v", err)
-			}
+			require.NoError(t, json.Compact(&buf, after))
+			_, err = Verify(is.cert, before, buf.Bytes())
+			require.NoError(t, err, "a compacted snapshot does not verify")
 			// A certificate read back from its JSON verifies.
 			js, err := is.cert.MarshalIndent()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			back, err := ParseCertificate(js)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if _, err := Verify(back, before, after); err != nil {
-				t.Fatalf("a parsed certificate does not verify: %v", err)
-			}
+			require.NoError(t, err)
+			_, err = Verify(back, before, after)
+			require.NoError(t, err, "a parsed certificate does not verify")
 			// The public (redacted) form verifies without the before-state.
 			pub, err := is.cert.Public()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			rep, err = Verify(pub, nil, after)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if pub.BeforeSHA256 != "" || !pub.Redacted || len(rep.Skipped) == 0 || is.cert.BeforeSHA256 == "" {
-				t.Errorf("public form: before %q redacted %v skipped %q; original keeps its hash: %q", pub.BeforeSHA256, pub.Redacted, rep.Skipped, is.cert.BeforeSHA256)
-			}
+			require.NoError(t, err)
+			assert.Empty(t, pub.BeforeSHA256, "public form: hash of the before state")
+			assert.True(t, pub.Redacted, "public form: redacted")
+			assert.NotEmpty(t, rep.Skipped, "public form: skipped checks")
+			assert.NotEmpty(t, is.cert.BeforeSHA256, "the original must keep its hash")
 		})
 	}
 }
@@ -113,9 +97,7 @@ func TestVerifyAcceptsGenuine(t *testing.T) {
 func rehash(t *testing.T, c *Certificate, a *olbfgs.Learner, h stream.Header) {
 	t.Helper()
 	s, err := hashState(a, h, "test")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c.AfterSHA256 = s
 }
 
@@ -202,9 +184,7 @@ func TestVerifyRejectsTampering(t *testing.T) {
 			s := &state{c: is.cert.clone(), before: is.before, after: is.after, h: is.f.header}
 			tc.edit(t, s)
 			if tc.reseal {
-				if err := s.c.seal(); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, s.c.seal())
 				// Resealing rewrites the statement and warnings; restore a
 				// tampered one so that those cases test the check.
 				switch tc.name {
@@ -215,9 +195,7 @@ func TestVerifyRejectsTampering(t *testing.T) {
 				}
 				if tc.name == "statement" || tc.name == "warnings-removed" {
 					d, err := s.c.digest()
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					s.c.Digest = d
 				}
 			}
@@ -235,9 +213,7 @@ func TestVerifyKeptMemoryMustBeUnchanged(t *testing.T) {
 	is := issue(t, func(s *Spec) { s.Memory = Keep })
 	is.after.Memory().Reset()
 	rehash(t, is.cert, is.after, is.f.header)
-	if err := is.cert.seal(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, is.cert.seal())
 	_, err := VerifyStates(is.cert, is.before, is.after, nil)
 	wantVerifyError(t, err, "after.memory", ErrCoverage)
 }
@@ -248,14 +224,10 @@ func TestVerifyRebuiltMemoryMustComeFromRetainedData(t *testing.T) {
 	// Replace the rebuilt memory (from ids 10–12) by one built from ids 1–3,
 	// which are not retained data (and 3 is deleted).
 	early, err := olbfgs.Replay(is.before.Config(), f.loss, f.prefix[:3])
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	is.after.Memory().CopyFrom(early.Memory())
 	rehash(t, is.cert, is.after, f.header)
-	if err := is.cert.seal(); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, is.cert.seal())
 	_, err = VerifyStates(is.cert, is.before, is.after, nil)
 	wantVerifyError(t, err, "after.memory", ErrCoverage)
 }
@@ -267,20 +239,15 @@ func TestVerifySmallSigmaSkipsNoiseTest(t *testing.T) {
 		s.Scenario, s.Alpha = nil, &Given{Alpha: 1e-30, Provenance: bound.Proved}
 	})
 	rep, err := VerifyStates(is.cert, is.before, is.after, nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Skipped) != 1 || !strings.Contains(rep.Skipped[0], "round-off") {
-		t.Errorf("skipped %q", rep.Skipped)
-	}
+	require.NoError(t, err)
+	require.Len(t, rep.Skipped, 1, "skipped checks")
+	assert.Contains(t, rep.Skipped[0], "round-off", "skipped check")
 }
 
 func TestParseCertificateRejectsMalformed(t *testing.T) {
 	is := issue(t, nil)
 	js, err := is.cert.MarshalIndent()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, tc := range []struct {
 		name string
 		data []byte
@@ -314,21 +281,16 @@ func TestNoiseCheckFalseRejectionIsRare(t *testing.T) {
 		s := noise.NewSeededSampler(uint64(d), noise.SamplerOptions{})
 		y := make([]float64, d)
 		for range 2000 {
-			if _, err := s.AddNoise(y, x, 0.5); err != nil {
-				t.Fatal(err)
-			}
-			if _, err := checkNoise(x, y, 0.5); err != nil {
-				t.Fatalf("d = %d: genuine noise rejected: %v", d, err)
-			}
+			_, err := s.AddNoise(y, x, 0.5)
+			require.NoError(t, err)
+			_, err = checkNoise(x, y, 0.5)
+			require.NoError(t, err, "d = %d: genuine noise rejected", d)
 		}
-		if _, err := checkNoise(x, x, 0.5); err == nil {
-			t.Errorf("d = %d: zero noise accepted", d)
-		}
-		if _, err := checkNoise(x, y, 0.05); err == nil {
-			t.Errorf("d = %d: noise ten times σ accepted", d)
-		}
+		_, err := checkNoise(x, x, 0.5)
+		assert.Error(t, err, "d = %d: zero noise accepted", d)
+		_, err = checkNoise(x, y, 0.05)
+		assert.Error(t, err, "d = %d: noise ten times σ accepted", d)
 	}
-	if _, err := checkNoise([]float64{1}, []float64{math.Nextafter(1, 2)}, 0); !errors.Is(err, ErrNoise) {
-		t.Error("σ = 0 with a changed w accepted")
-	}
+	_, err := checkNoise([]float64{1}, []float64{math.Nextafter(1, 2)}, 0)
+	assert.ErrorIs(t, err, ErrNoise, "σ = 0 with a changed w accepted")
 }

@@ -5,6 +5,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"unlearn/bound"
 	"unlearn/noise"
 	"unlearn/olbfgs"
@@ -22,9 +25,7 @@ func wrapRequest(t *testing.T) (fixture, unlearn.Request) {
 	f := newFixture(t)
 	prefix := append(slices.Clone(f.prefix), stream.DeleteEvent(3))
 	actual, err := olbfgs.Replay(f.state.Config(), f.loss, prefix)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return f, unlearn.Request{Actual: actual, Prefix: prefix, U: stream.NewIDSet(3, 7)}
 }
 
@@ -32,43 +33,33 @@ func TestWrapIsAnOperator(t *testing.T) {
 	f, req := wrapRequest(t)
 	spec := seededSpec(t, 5)
 	c, err := Wrap(unlearn.MemoryReset(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.Name() != "certified-memory-reset" || c.Label() != "Full memory reset (certified)" || c.Unwrap().Name() != "memory-reset" {
-		t.Errorf("name %q label %q", c.Name(), c.Label())
-	}
-	if c.Last() != nil {
-		t.Error("a certificate before any Apply")
-	}
+	require.NoError(t, err)
+	assert.Equal(t, "certified-memory-reset", c.Name(), "name")
+	assert.Equal(t, "Full memory reset (certified)", c.Label(), "label")
+	assert.Equal(t, "memory-reset", c.Unwrap().Name(), "name of the unwrapped operator")
+	assert.Nil(t, c.Last(), "a certificate before any Apply")
 	out, _, err := unlearn.Run(c, req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cert := c.Last()
-	if cert == nil {
-		t.Fatal("no certificate after Apply")
-	}
+	require.NotNil(t, cert, "no certificate after Apply")
 	// The certificate names the intervention, counts |U| and takes the
 	// ages from the request: id 3 has 9 inserts after it, id 7 has 5 (the
 	// delete event is not a step).
-	if cert.Intervention != "memory-reset" || cert.Deletions != 2 || !slices.Equal(cert.Sensitivity.Bound.Ages, []int{9, 5}) {
-		t.Errorf("intervention %q, deletions %d, ages %v", cert.Intervention, cert.Deletions, cert.Sensitivity.Bound.Ages)
-	}
+	assert.Equal(t, "memory-reset", cert.Intervention, "intervention")
+	assert.Equal(t, 2, cert.Deletions, "deletions")
+	assert.Equal(t, []int{9, 5}, cert.Sensitivity.Bound.Ages, "ages")
 	// Memory reset does not move w: no shift.
 	if cert.Sensitivity.Shift != 0 {
 		t.Errorf("shift %v for an intervention that keeps w", cert.Sensitivity.Shift)
 	}
 	// The certificate verifies against the intervention's own output.
 	plain, _, err := unlearn.Run(unlearn.MemoryReset(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := VerifyStates(cert, plain, out, &f.header); err != nil {
-		t.Fatal(err)
-	}
-	if out == req.Actual || slices.Equal(out.W(), req.Actual.W()) {
-		t.Error("the released state is the actual one or carries no noise")
+	require.NoError(t, err)
+	_, err = VerifyStates(cert, plain, out, &f.header)
+	require.NoError(t, err)
+	assert.NotSame(t, req.Actual, out, "the released state is the actual one")
+	if slices.Equal(out.W(), req.Actual.W()) {
+		t.Error("the released state carries no noise")
 	}
 }
 
@@ -77,17 +68,11 @@ func TestWrapShiftCoversTheIntervention(t *testing.T) {
 	// plus ‖w̃ − w‖.
 	_, req := wrapRequest(t)
 	c, err := Wrap(unlearn.ParamOnly(), seededSpec(t, 5))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, cert, _, err := c.ApplyCertified(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	plain, _, err := unlearn.Run(unlearn.ParamOnly(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	s := cert.Sensitivity
 	if s.Shift != ShiftOf(req.Actual, plain) || s.Shift == 0 || s.Alpha < s.BoundAlpha+s.Shift {
 		t.Errorf("α = %v, bound %v, shift %v (want %v)", s.Alpha, s.BoundAlpha, s.Shift, ShiftOf(req.Actual, plain))
@@ -101,16 +86,12 @@ func TestWrapRebuildDefaultsToRecentRetainedInserts(t *testing.T) {
 	spec := seededSpec(t, 5)
 	spec.Memory = Rebuild
 	c, err := Wrap(unlearn.NoOp(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	_, cert, cost, err := c.ApplyCertified(req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !slices.Equal(cert.Retained.IDs, []int64{10, 11, 12}) || cost.EventsReplayed != 3 || cost.GradEvals != 6 {
-		t.Errorf("retained %v, cost %+v", cert.Retained.IDs, cost)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int64{10, 11, 12}, cert.Retained.IDs, "retained ids")
+	assert.Equal(t, 3, cost.EventsReplayed, "cost: events replayed")
+	assert.Equal(t, 6, cost.GradEvals, "cost: gradient evaluations")
 }
 
 func TestWrapGivenDelta0(t *testing.T) {
@@ -120,19 +101,14 @@ func TestWrapGivenDelta0(t *testing.T) {
 	spec := seededSpec(t, 5)
 	spec.Scenario.Start, spec.Scenario.Delta0, spec.Scenario.Delta0Source = bound.StartGiven, 0, bound.Proved
 	c, err := Wrap(unlearn.Oracle(), spec)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	out, cert, _, err := c.ApplyCertified(req)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	plain, _, err := unlearn.Run(unlearn.Oracle(), req)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !cert.Exact || cert.Sigma != 0 || !slices.Equal(out.W(), plain.W()) {
-		t.Errorf("exact %v, σ %v", cert.Exact, cert.Sigma)
+	require.NoError(t, err)
+	assert.True(t, cert.Exact, "exact")
+	if cert.Sigma != 0 || !slices.Equal(out.W(), plain.W()) {
+		t.Errorf("σ %v: want 0 and the oracle's w", cert.Sigma)
 	}
 }
 
@@ -141,27 +117,23 @@ func TestWrapConcurrentUse(t *testing.T) {
 	// its own certificate.
 	_, req := wrapRequest(t)
 	c, err := Wrap(unlearn.PairDrop(), seededSpec(t, 9))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var wg sync.WaitGroup
 	certs := make([]*Certificate, 4)
 	for i := range certs {
 		wg.Go(func() {
+			// assert, not require: this is not the test goroutine.
 			_, cert, _, err := c.ApplyCertified(req)
-			if err != nil {
-				t.Error(err)
-			}
+			assert.NoError(t, err)
 			certs[i] = cert
-			if _, _, err := c.Apply(req); err != nil {
-				t.Error(err)
-			}
+			_, _, err = c.Apply(req)
+			assert.NoError(t, err)
 		})
 	}
 	wg.Wait()
 	for i := 1; i < len(certs); i++ {
-		if certs[i] == nil || certs[i].AfterSHA256 == certs[0].AfterSHA256 {
-			t.Errorf("release %d repeats release 0 or failed", i)
+		if assert.NotNil(t, certs[i], "release %d failed", i) {
+			assert.NotEqual(t, certs[0].AfterSHA256, certs[i].AfterSHA256, "release %d repeats release 0", i)
 		}
 	}
 }
@@ -191,11 +163,8 @@ func TestWrapRefusesBadSpec(t *testing.T) {
 	})
 	t.Run("bad-request", func(t *testing.T) {
 		c, err := Wrap(unlearn.NoOp(), seededSpec(t, 1))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, _, _, err := c.ApplyCertified(unlearn.Request{}); err == nil {
-			t.Error("an empty request was certified")
-		}
+		require.NoError(t, err)
+		_, _, _, err = c.ApplyCertified(unlearn.Request{})
+		assert.Error(t, err, "an empty request was certified")
 	})
 }

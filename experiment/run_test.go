@@ -10,6 +10,9 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
 	"unlearn/stream"
 	"unlearn/unlearn"
 )
@@ -27,18 +30,14 @@ func smallConfig(kind stream.Kind, mode string, seed uint64) Config {
 func mustRun(t *testing.T, c Config, opt Options) *Record {
 	t.Helper()
 	r, err := Run(context.Background(), ExperimentBenchmark, c, opt)
-	if err != nil {
-		t.Fatalf("Run(%s): %v", c.ID(), err)
-	}
+	require.NoError(t, err, "Run(%s)", c.ID())
 	return r
 }
 
 func method(t *testing.T, r *Record, name string) *MethodResult {
 	t.Helper()
 	m := r.Method(name)
-	if m == nil {
-		t.Fatalf("record %s has no method %q (has %v)", r.ID, name, r.MethodNames())
-	}
+	require.NotNil(t, m, "record %s has no method %q (has %v)", r.ID, name, r.MethodNames())
 	return m
 }
 
@@ -47,17 +46,11 @@ func TestExperiment2SmallConfig(t *testing.T) {
 		t.Run(string(kind), func(t *testing.T) {
 			c := smallConfig(kind, ModeRecent, 1)
 			r := mustRun(t, c, Options{KeepSeries: true})
-			if len(r.U) != DefaultCount {
-				t.Fatalf("|U| = %d, want %d", len(r.U), DefaultCount)
-			}
+			require.Len(t, r.U, DefaultCount, "|U|")
 			// Recent mode takes the last |U| inserts of the prefix (SPEC §4);
 			// the generators give event t the id t (SPEC §8).
-			if want := []int64{56, 57, 58, 59, 60}; !slices.Equal(r.U, want) {
-				t.Errorf("U = %v, want %v", r.U, want)
-			}
-			if len(r.Probes) != c.Probes {
-				t.Errorf("%d probes, want %d", len(r.Probes), c.Probes)
-			}
+			assert.Equal(t, []int64{56, 57, 58, 59, 60}, r.U, "U")
+			assert.Equal(t, c.Probes, len(r.Probes), "probes")
 			steps := c.Horizon + 1
 			for _, m := range r.Methods {
 				s := m.Series
@@ -74,17 +67,13 @@ func TestExperiment2SmallConfig(t *testing.T) {
 							k, s.Ew[k], s.EZ[k], s.ETheta[k])
 					}
 				}
-				if !method(t, r, OracleName).Summary.Exact {
-					t.Error("oracle not flagged as exact recovery")
-				}
+				assert.True(t, method(t, r, OracleName).Summary.Exact, "oracle not flagged as exact recovery")
 			})
 			for _, name := range []string{"window-tau", "window-5tau"} {
 				t.Run(name+" recovers recent deletions exactly", func(t *testing.T) {
 					// |U| = 5 ≤ τ = 5: U lies inside both windows (SPEC §5).
 					m := method(t, r, name)
-					if !m.Summary.Exact {
-						t.Errorf("%s: not exact; AUC = %g", name, m.Summary.AUC)
-					}
+					assert.True(t, m.Summary.Exact, "%s: not exact; AUC = %g", name, m.Summary.AUC)
 					for k, e := range m.Series.ETheta {
 						if e != 0 {
 							t.Fatalf("%s: E_Θ(%d) = %g, want 0", name, k, e)
@@ -125,29 +114,18 @@ func TestPrefixDeletesJoinU(t *testing.T) {
 	// A stream file whose prefix deletes id 3: id 3 joins U (SPEC §8) and
 	// the counterfactual is the prefix without it.
 	h, err := StreamSpec{Kind: stream.KindQuadratic, D: 4, T: 80, Seed: 2}.Generate()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	events := slices.Clone(h.Events)
 	events = slices.Insert(events, 10, stream.DeleteEvent(3))
 	h2, err := stream.NewHistory(h.Header, events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	c := Config{TDel: 40, Horizon: 41, Tau: 4, Probes: 4, Deleted: []int64{20, 30}}
 	r, err := RunHistory(context.Background(), h2, Source{Kind: "quadratic", D: 4, T: len(events)}, c, "", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if want := []int64{3, 20, 30}; !slices.Equal(r.U, want) {
-		t.Errorf("U = %v, want %v", r.U, want)
-	}
-	if r.Config.Mode != ModeExplicit {
-		t.Errorf("mode %q, want %q", r.Config.Mode, ModeExplicit)
-	}
-	if m := method(t, r, OracleName); !m.Summary.Exact {
-		t.Errorf("oracle not exact with a prefix delete; AUC %g", m.Summary.AUC)
-	}
+	require.NoError(t, err)
+	assert.Equal(t, []int64{3, 20, 30}, r.U, "U")
+	assert.Equal(t, ModeExplicit, r.Config.Mode, "mode")
+	m := method(t, r, OracleName)
+	assert.True(t, m.Summary.Exact, "oracle not exact with a prefix delete; AUC %g", m.Summary.AUC)
 }
 
 func TestConfigValidate(t *testing.T) {
@@ -181,49 +159,40 @@ func TestConfigValidate(t *testing.T) {
 			tt.edit(&c)
 			err := c.Validate()
 			if tt.field == "" {
-				if err != nil {
-					t.Fatalf("Validate: %v, want nil", err)
-				}
+				require.NoError(t, err, "Validate")
 				return
 			}
+			require.ErrorIs(t, err, ErrConfig)
 			var ce *ConfigError
-			if !errors.As(err, &ce) || !errors.Is(err, ErrConfig) || ce.Field != tt.field {
-				t.Fatalf("Validate: %v, want a ConfigError on %s", err, tt.field)
-			}
+			require.ErrorAs(t, err, &ce)
+			require.Equal(t, tt.field, ce.Field, "field of the ConfigError")
 		})
 	}
 	t.Run("resolve leaves the caller's struct alone", func(t *testing.T) {
 		var c Config
 		_ = c.Validate()
-		if c.Tau != 0 || c.LambdaZ != nil || c.ProbeSeed != nil {
-			t.Fatalf("Validate wrote defaults into the caller's Config: %+v", c)
-		}
+		require.Zero(t, c.Tau, "Validate wrote defaults into the caller's Config: %+v", c)
+		require.Nil(t, c.LambdaZ, "Validate wrote defaults into the caller's Config: %+v", c)
+		require.Nil(t, c.ProbeSeed, "Validate wrote defaults into the caller's Config: %+v", c)
 	})
 	t.Run("explicit deleted id must be a prefix insert", func(t *testing.T) {
 		c := smallConfig(stream.KindQuadratic, ModeRecent, 1)
 		c.Deleted = []int64{61} // t_del = 60
 		_, err := Run(context.Background(), ExperimentBenchmark, c, Options{})
 		var ce *ConfigError
-		if !errors.As(err, &ce) || ce.Field != "Deleted" {
-			t.Fatalf("Run: %v, want a ConfigError on Deleted", err)
-		}
+		require.ErrorAs(t, err, &ce)
+		require.Equal(t, "Deleted", ce.Field, "field of the ConfigError")
 	})
 }
 
 func TestDefaultGrid(t *testing.T) {
 	g := DefaultGrid()
 	// SPEC §6: 2 kinds × 3 τ × 3 modes × 2 κ × 3 seeds.
-	if len(g.Configs) != 108 {
-		t.Fatalf("%d configurations, want 108", len(g.Configs))
-	}
+	require.Equal(t, 108, len(g.Configs), "configurations")
 	ids := map[string]bool{}
 	for i, c := range g.Configs {
-		if err := c.Validate(); err != nil {
-			t.Fatalf("configuration %d: %v", i, err)
-		}
-		if ids[c.ID()] {
-			t.Fatalf("duplicate configuration %s", c.ID())
-		}
+		require.NoError(t, c.Validate(), "configuration %d", i)
+		require.False(t, ids[c.ID()], "duplicate configuration %s", c.ID())
 		ids[c.ID()] = true
 		if c.Stream.T != Exp2T || c.TDel != Exp2TDel || c.Horizon != Exp2Horizon || c.Probes != DefaultProbes ||
 			c.Stream.D != DefaultDim || c.Stream.NoDrift {
@@ -245,9 +214,7 @@ func TestDefaultGrid(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.want, func(t *testing.T) {
-			if got := g.Configs[tt.i].ID(); got != tt.want {
-				t.Errorf("configuration %d = %s, want %s", tt.i, got, tt.want)
-			}
+			assert.Equal(t, tt.want, g.Configs[tt.i].ID(), "configuration %d", tt.i)
 		})
 	}
 }
@@ -270,12 +237,12 @@ func TestParseShard(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
 			got, err := ParseShard(tt.in)
-			if (err != nil) != tt.wantErr || (err != nil && !errors.Is(err, ErrShard)) {
-				t.Fatalf("ParseShard(%q) error = %v, want error %v (ErrShard)", tt.in, err, tt.wantErr)
+			if tt.wantErr {
+				require.ErrorIs(t, err, ErrShard, "ParseShard(%q)", tt.in)
+			} else {
+				require.NoError(t, err, "ParseShard(%q)", tt.in)
 			}
-			if got != tt.want {
-				t.Errorf("ParseShard(%q) = %v, want %v", tt.in, got, tt.want)
-			}
+			assert.Equal(t, tt.want, got, "ParseShard(%q)", tt.in)
 		})
 	}
 	t.Run("shards partition the grid", func(t *testing.T) {
@@ -285,14 +252,11 @@ func TestParseShard(t *testing.T) {
 			all = append(all, Shard{k, n}.Indices(total)...)
 		}
 		slices.Sort(all)
-		for i, v := range all {
-			if v != i {
-				t.Fatalf("union of shards = %v, want 0..%d once each", all, total-1)
-			}
+		want := make([]int, total)
+		for i := range want {
+			want[i] = i
 		}
-		if len(all) != total {
-			t.Fatalf("union has %d indices, want %d", len(all), total)
-		}
+		require.Equal(t, want, all, "union of shards, want 0..total−1 once each")
 	})
 }
 
@@ -300,9 +264,7 @@ func TestParseShard(t *testing.T) {
 func encode(t *testing.T, r *Record) []byte {
 	t.Helper()
 	var b bytes.Buffer
-	if err := r.WriteJSON(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteJSON(&b))
 	return b.Bytes()
 }
 
@@ -310,9 +272,7 @@ func TestRecordRoundTrip(t *testing.T) {
 	r := mustRun(t, smallConfig(stream.KindLogistic, ModeRandom, 3), Options{KeepSeries: true})
 	b := encode(t, r)
 	back, err := ReadRecord(bytes.NewReader(b))
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if b2 := encode(t, back); !bytes.Equal(b, b2) {
 		t.Fatal("record changed through a JSON round trip")
 	}
@@ -327,13 +287,11 @@ func TestRecordRoundTrip(t *testing.T) {
 	}
 	t.Run("rejects unknown fields and formats", func(t *testing.T) {
 		bad := bytes.Replace(b, []byte(`"format"`), []byte(`"formatx"`), 1)
-		if _, err := ReadRecord(bytes.NewReader(bad)); !errors.Is(err, ErrRecord) {
-			t.Errorf("unknown field: err = %v, want ErrRecord", err)
-		}
+		_, err := ReadRecord(bytes.NewReader(bad))
+		assert.ErrorIs(t, err, ErrRecord, "unknown field")
 		bad = bytes.Replace(b, []byte(RecordFormat), []byte("unlearn-run/v0"), 1)
-		if _, err := ReadRecord(bytes.NewReader(bad)); !errors.Is(err, ErrRecord) {
-			t.Errorf("other format: err = %v, want ErrRecord", err)
-		}
+		_, err = ReadRecord(bytes.NewReader(bad))
+		assert.ErrorIs(t, err, ErrRecord, "other format")
 	})
 }
 
@@ -353,13 +311,10 @@ func TestNumJSON(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			b, err := Num(tt.v).MarshalJSON()
-			if err != nil || string(b) != tt.json {
-				t.Fatalf("MarshalJSON = %s, %v; want %s", b, err, tt.json)
-			}
+			require.NoError(t, err, "MarshalJSON")
+			require.Equal(t, tt.json, string(b), "MarshalJSON")
 			var back Num
-			if err := back.UnmarshalJSON(b); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, back.UnmarshalJSON(b))
 			if math.Float64bits(float64(back)) != math.Float64bits(tt.v) && !(math.IsNaN(tt.v) && math.IsNaN(float64(back))) {
 				t.Errorf("round trip %v → %v", tt.v, back)
 			}
@@ -372,24 +327,14 @@ func TestSeriesCSV(t *testing.T) {
 	c.Horizon = 3
 	r := mustRun(t, c, Options{KeepSeries: true})
 	var b bytes.Buffer
-	if err := r.WriteSeriesCSV(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, r.WriteSeriesCSV(&b))
 	lines := bytes.Split(bytes.TrimSpace(b.Bytes()), []byte("\n"))
 	// A header and (H+1) rows per method.
-	if want := 1 + len(r.Methods)*(c.Horizon+1); len(lines) != want {
-		t.Fatalf("%d lines, want %d", len(lines), want)
-	}
-	if got := string(lines[0]); got != "method,k,E_w,E_Z,E_Theta,D_upd,M_direct" {
-		t.Errorf("header %q", got)
-	}
-	if got := string(lines[1]); got != "oracle,0,0,0,0,0,0" {
-		t.Errorf("first row %q, want the oracle's zeros", got)
-	}
+	require.Equal(t, 1+len(r.Methods)*(c.Horizon+1), len(lines), "lines: a header and H+1 rows per method")
+	assert.Equal(t, "method,k,E_w,E_Z,E_Theta,D_upd,M_direct", string(lines[0]), "header")
+	assert.Equal(t, "oracle,0,0,0,0,0,0", string(lines[1]), "first row, want the oracle's zeros")
 	r.DropSeries()
-	if err := r.WriteSeriesCSV(&b); !errors.Is(err, ErrRecord) {
-		t.Errorf("WriteSeriesCSV without series: %v, want ErrRecord", err)
-	}
+	assert.ErrorIs(t, r.WriteSeriesCSV(&b), ErrRecord, "WriteSeriesCSV without series")
 }
 
 // runQuick runs the quick grid with the given options and zeroed timing.
@@ -397,31 +342,23 @@ func runQuick(t *testing.T, opt Options) *Results {
 	t.Helper()
 	opt.ZeroTiming = true
 	res, err := RunGrid(context.Background(), QuickGrid(), opt)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return res
 }
 
 func tablesMarkdown(t *testing.T, res *Results) []byte {
 	t.Helper()
 	tabs, err := res.Tables(TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var b bytes.Buffer
-	if err := WriteTablesMarkdown(&b, tabs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteTablesMarkdown(&b, tabs))
 	return b.Bytes()
 }
 
 func TestGridDeterminismAndShards(t *testing.T) {
 	one := runQuick(t, Options{Workers: 1})
 	two := runQuick(t, Options{Workers: 2})
-	if len(one.Records) != len(QuickGrid().Configs) {
-		t.Fatalf("%d records, want %d", len(one.Records), len(QuickGrid().Configs))
-	}
+	require.Equal(t, len(QuickGrid().Configs), len(one.Records), "records")
 	t.Run("1 vs 2 workers give identical records", func(t *testing.T) {
 		for i := range one.Records {
 			if !bytes.Equal(encode(t, one.Records[i]), encode(t, two.Records[i])) {
@@ -436,9 +373,7 @@ func TestGridDeterminismAndShards(t *testing.T) {
 	t.Run("merged shards equal the single run", func(t *testing.T) {
 		// Merge in a scrambled order: the result must not depend on it.
 		merged, err := Merge([]*Results{parts[2], parts[0], parts[1]}, false)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !bytes.Equal(tablesMarkdown(t, merged), tablesMarkdown(t, one)) {
 			t.Fatal("tables of the merged shards differ from the single run's")
 		}
@@ -447,9 +382,8 @@ func TestGridDeterminismAndShards(t *testing.T) {
 				t.Fatalf("record %d differs after merging", i)
 			}
 		}
-		if merged.Manifest.Hash != one.Manifest.Hash || !slices.Equal(merged.Manifest.Indices, one.Manifest.Indices) {
-			t.Errorf("merged manifest %+v differs from the single run's %+v", merged.Manifest, one.Manifest)
-		}
+		assert.Equal(t, one.Manifest.Hash, merged.Manifest.Hash, "merged manifest: hash")
+		assert.Equal(t, one.Manifest.Indices, merged.Manifest.Indices, "merged manifest: indices")
 	})
 	t.Run("merge refuses overlap, incompleteness and other grids", func(t *testing.T) {
 		tests := []struct {
@@ -463,77 +397,53 @@ func TestGridDeterminismAndShards(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				if _, err := Merge(tt.parts, false); !errors.Is(err, tt.want) {
-					t.Fatalf("Merge: %v, want %v", err, tt.want)
-				}
+				_, err := Merge(tt.parts, false)
+				require.ErrorIs(t, err, tt.want, "Merge")
 			})
 		}
-		if _, err := Merge([]*Results{parts[0], parts[2]}, true); err != nil {
-			t.Errorf("Merge with allowPartial: %v", err)
-		}
+		_, err := Merge([]*Results{parts[0], parts[2]}, true)
+		assert.NoError(t, err, "Merge with allowPartial")
 	})
 }
 
 func TestWriteResultsAtomic(t *testing.T) {
 	res := runQuick(t, Options{Shard: Shard{0, 4}})
 	dir := filepath.Join(t.TempDir(), "results")
-	if err := WriteResults(dir, res, TableOptions{}); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteResults(dir, res, TableOptions{}))
 	back, err := ReadResults(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !bytes.Equal(tablesMarkdown(t, back), tablesMarkdown(t, res)) {
 		t.Error("tables differ after writing and reading the folder")
 	}
 	md, err := os.ReadFile(filepath.Join(dir, "tables.md"))
-	if err != nil || !bytes.Equal(md, tablesMarkdown(t, res)) {
-		t.Errorf("tables.md differs from the tables (err %v)", err)
+	assert.NoError(t, err)
+	if !bytes.Equal(md, tablesMarkdown(t, res)) {
+		t.Error("tables.md differs from the tables")
 	}
 	for _, f := range []string{"manifest.json", "summaries.csv", "tables/global.csv", "tables/ratios.csv",
 		"tables/horizon.csv", "tables/mode.csv", "tables/stream.csv"} {
-		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
-			t.Errorf("missing %s: %v", f, err)
-		}
+		assert.FileExists(t, filepath.Join(dir, f))
 	}
 	t.Run("summaries.csv has one row per configuration and method", func(t *testing.T) {
 		b, err := os.ReadFile(filepath.Join(dir, "summaries.csv"))
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		lines := bytes.Split(bytes.TrimSpace(b), []byte("\n"))
-		if want := 1 + len(res.Records)*len(res.Manifest.Methods); len(lines) != want {
-			t.Fatalf("%d lines, want %d", len(lines), want)
-		}
-		if !bytes.HasPrefix(lines[0], []byte("index,id,kind,d,T,kappa,seed,")) {
-			t.Errorf("header %q", lines[0])
-		}
-		if !bytes.Contains(lines[1], []byte(",oracle,Oracle replay,")) {
-			t.Errorf("first row %q is not the first record's oracle", lines[1])
-		}
+		require.Equal(t, 1+len(res.Records)*len(res.Manifest.Methods), len(lines), "lines: a header and a row per configuration and method")
+		assert.True(t, bytes.HasPrefix(lines[0], []byte("index,id,kind,d,T,kappa,seed,")), "header %q", lines[0])
+		assert.Contains(t, string(lines[1]), ",oracle,Oracle replay,", "the first row must be the first record's oracle")
 	})
 	t.Run("replaces a results folder", func(t *testing.T) {
-		if err := WriteResults(dir, res, TableOptions{}); err != nil {
-			t.Fatal(err)
-		}
-		ents, _ := os.ReadDir(filepath.Dir(dir))
-		if len(ents) != 1 {
-			t.Errorf("left %d entries beside the results, want only the folder", len(ents))
-		}
+		require.NoError(t, WriteResults(dir, res, TableOptions{}))
+		ents, err := os.ReadDir(filepath.Dir(dir))
+		require.NoError(t, err)
+		assert.Len(t, ents, 1, "entries beside the results, want only the folder")
 	})
 	t.Run("refuses to replace another folder", func(t *testing.T) {
 		other := t.TempDir()
 		keep := filepath.Join(other, "precious.txt")
-		if err := os.WriteFile(keep, []byte("x"), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := WriteResults(other, res, TableOptions{}); !errors.Is(err, ErrConfig) {
-			t.Fatalf("WriteResults over a non-results folder: %v, want ErrConfig", err)
-		}
-		if _, err := os.Stat(keep); err != nil {
-			t.Fatal("the folder's content was touched")
-		}
+		require.NoError(t, os.WriteFile(keep, []byte("x"), 0o600))
+		require.ErrorIs(t, WriteResults(other, res, TableOptions{}), ErrConfig, "WriteResults over a non-results folder")
+		require.FileExists(t, keep, "the folder's content was touched")
 	})
 	t.Run("a failing write leaves the previous folder and no temporary", func(t *testing.T) {
 		before, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
@@ -544,31 +454,26 @@ func TestWriteResultsAtomic(t *testing.T) {
 			}
 			return errBoom
 		})
-		if !errors.Is(err, errBoom) {
-			t.Fatalf("replaceDir: %v, want the fill error", err)
-		}
+		require.ErrorIs(t, err, errBoom, "replaceDir must return the fill error")
 		after, _ := os.ReadFile(filepath.Join(dir, "manifest.json"))
 		if !bytes.Equal(before, after) {
 			t.Error("the previous results were modified")
 		}
-		ents, _ := os.ReadDir(filepath.Dir(dir))
-		if len(ents) != 1 {
-			t.Errorf("left %d entries beside the results, want only the folder", len(ents))
-		}
+		ents, err := os.ReadDir(filepath.Dir(dir))
+		require.NoError(t, err)
+		assert.Len(t, ents, 1, "entries beside the results, want only the folder")
 	})
 	t.Run("a folder without manifest is not results", func(t *testing.T) {
-		if _, err := ReadResults(t.TempDir()); !errors.Is(err, ErrRecord) {
-			t.Errorf("ReadResults: %v, want ErrRecord", err)
-		}
+		_, err := ReadResults(t.TempDir())
+		assert.ErrorIs(t, err, ErrRecord, "ReadResults")
 	})
 }
 
 func TestRunGridCancelled(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	cancel()
-	if _, err := RunGrid(ctx, QuickGrid(), Options{}); !errors.Is(err, context.Canceled) {
-		t.Fatalf("RunGrid on a cancelled context: %v, want context.Canceled", err)
-	}
+	_, err := RunGrid(ctx, QuickGrid(), Options{})
+	require.ErrorIs(t, err, context.Canceled, "RunGrid on a cancelled context")
 }
 
 func TestExperiment1Decay(t *testing.T) {
@@ -579,30 +484,23 @@ func TestExperiment1Decay(t *testing.T) {
 	base := Experiment1()
 	base.Stream.D, base.Stream.T, base.TDel, base.Horizon, base.Probes = 5, 200, 80, 60, 4
 	res, err := RunGrid(context.Background(), axes.Grid("decay-test", ExperimentDecay, base), Options{KeepSeries: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	checked := 0
 	for _, r := range res.Records {
 		t.Run(r.ID, func(t *testing.T) {
-			if names := r.MethodNames(); !slices.Equal(names, []string{BaselineName}) {
-				t.Fatalf("Experiment 1 ran %v, want no-op alone", names)
-			}
+			require.Equal(t, []string{BaselineName}, r.MethodNames(), "Experiment 1 runs the no-op alone")
 			m := r.Methods[0]
 			if r.Config.Mode == ModeRecent && m.Skipped == 0 {
 				checked++
 				// The contaminated pairs come from the last |U| inserts of the
 				// prefix; with no pair skipped afterwards, τ pushes evict them
 				// all (paper, Proposition "Direct memory is bounded").
-				if m.Summary.Clearance < 0 || m.Summary.Clearance > r.Config.Tau {
-					t.Errorf("clearance time %d, want within [0, τ = %d]", m.Summary.Clearance, r.Config.Tau)
-				}
-				if m.Summary.DirectMass == 0 {
-					t.Error("recent deletions left no contaminated pair at k = 0")
-				}
+				assert.GreaterOrEqual(t, m.Summary.Clearance, 0, "clearance time, want within [0, τ]")
+				assert.LessOrEqual(t, m.Summary.Clearance, r.Config.Tau, "clearance time, want within [0, τ]")
+				assert.NotZero(t, m.Summary.DirectMass, "recent deletions left no contaminated pair at k = 0")
 			}
-			if r.Config.Mode == ModeOld && m.Summary.DirectMass != 0 {
-				t.Errorf("old deletions: M_direct(0) = %d, want 0 (their pairs left memory long ago)", m.Summary.DirectMass)
+			if r.Config.Mode == ModeOld {
+				assert.Zero(t, m.Summary.DirectMass, "old deletions: M_direct(0), want 0 (their pairs left memory long ago)")
 			}
 			// t_del + H < T here: D_upd is defined at every step, the last
 			// one included (the next insert after state H exists).
@@ -613,13 +511,9 @@ func TestExperiment1Decay(t *testing.T) {
 			}
 		})
 	}
-	if checked == 0 {
-		t.Error("no recent-deletion run without skipped pairs: the clearance bound was never checked")
-	}
+	assert.NotZero(t, checked, "no recent-deletion run without skipped pairs: the clearance bound was never checked")
 	tab := DecayTable(res.Records)
-	if len(tab.Rows) != len(res.Records) {
-		t.Errorf("decay table has %d rows, want %d", len(tab.Rows), len(res.Records))
-	}
+	assert.Equal(t, len(res.Records), len(tab.Rows), "decay table rows")
 }
 
 func TestRunGridRejects(t *testing.T) {
@@ -639,9 +533,8 @@ func TestRunGridRejects(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := RunGrid(context.Background(), tt.grid, tt.opt); !errors.Is(err, tt.want) {
-				t.Fatalf("RunGrid: %v, want %v", err, tt.want)
-			}
+			_, err := RunGrid(context.Background(), tt.grid, tt.opt)
+			require.ErrorIs(t, err, tt.want)
 		})
 	}
 }
@@ -653,16 +546,10 @@ func TestCustomOperators(t *testing.T) {
 		return []unlearn.Operator{unlearn.Oracle(), unlearn.NoOp(), unlearn.WindowReplay(2*tau, "window-2tau", "Window replay 2τ")}
 	}
 	res, err := RunGrid(context.Background(), QuickGrid(), Options{Operators: ops, ZeroTiming: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if got := res.Manifest.Methods; !slices.Equal(got, []string{OracleName, BaselineName, "window-2tau"}) {
-		t.Fatalf("methods %v", got)
-	}
+	require.NoError(t, err)
+	require.Equal(t, []string{OracleName, BaselineName, "window-2tau"}, res.Manifest.Methods, "methods")
 	tabs, err := res.Tables(TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Recent deletions (half of the quick grid) lie inside the 2τ window.
 	equalFloat(t, "exact rate", cell(t, tableByName(t, tabs, "ratios"), "Exact recovery rate", "Window replay 2τ"), 0.5)
 }
@@ -676,18 +563,13 @@ func TestKeepSeriesOf(t *testing.T) {
 	for _, r := range one.Records {
 		want := r.Index == 1
 		for _, m := range r.Methods {
-			if got := m.Series != nil; got != want {
-				t.Fatalf("record %d, method %s: series kept = %v, want %v", r.Index, m.Name, got, want)
-			}
+			require.Equal(t, want, m.Series != nil, "record %d, method %s: series kept", r.Index, m.Name)
 		}
 	}
-	if s := one.Records[1].Methods[0].Series; len(s.ETheta) != one.Records[1].Config.Horizon+1 {
-		t.Fatalf("kept series has %d steps, want H+1 = %d", len(s.ETheta), one.Records[1].Config.Horizon+1)
-	}
+	s := one.Records[1].Methods[0].Series
+	require.Equal(t, one.Records[1].Config.Horizon+1, len(s.ETheta), "steps of the kept series, want H+1")
 	shard := runQuick(t, Options{Workers: 1, Shard: Shard{1, 3}, KeepSeriesOf: keep})
-	if shard.Records[0].Index != 1 {
-		t.Fatalf("shard 1/3 starts at index %d, want 1", shard.Records[0].Index)
-	}
+	require.Equal(t, 1, shard.Records[0].Index, "first index of shard 1/3")
 	if !bytes.Equal(encode(t, shard.Records[0]), encode(t, one.Records[1])) {
 		t.Fatal("record 1 of shard 1/3 differs from the single run's")
 	}

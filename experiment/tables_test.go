@@ -3,9 +3,10 @@ package experiment
 import (
 	"bytes"
 	"math"
-	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 )
 
@@ -92,9 +93,7 @@ func cell(t *testing.T, tab *Table, col string, keys ...string) float64 {
 			j = i
 		}
 	}
-	if j < 0 {
-		t.Fatalf("table %s has no column %q", tab.Name, col)
-	}
+	require.GreaterOrEqual(t, j, 0, "table %s has no column %q", tab.Name, col)
 rows:
 	for _, row := range tab.Rows {
 		for i, k := range keys {
@@ -133,12 +132,8 @@ func TestBuildTablesAggregation(t *testing.T) {
 		fakeRecord(2, 10, ModeRandom, "logistic", methods, []float64{0, 1, 1, 0.5}),
 	}
 	tabs, err := BuildTables(recs, TableOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(tabs) != 5 {
-		t.Fatalf("got %d tables, want 5", len(tabs))
-	}
+	require.NoError(t, err)
+	require.Len(t, tabs, 5, "tables")
 	ratios := tableByName(t, tabs, "ratios")
 	tests := []struct {
 		name string
@@ -182,26 +177,21 @@ func TestBuildTablesAggregation(t *testing.T) {
 	})
 	t.Run("groups are ordered", func(t *testing.T) {
 		h := tableByName(t, tabs, "horizon")
-		if h.Rows[0][0].Text != "5" || h.Rows[len(h.Rows)-1][0].Text != "10" {
-			t.Errorf("horizon groups %q … %q, want 5 … 10", h.Rows[0][0].Text, h.Rows[len(h.Rows)-1][0].Text)
-		}
+		assert.Equal(t, "5", h.Rows[0][0].Text, "first horizon group")
+		assert.Equal(t, "10", h.Rows[len(h.Rows)-1][0].Text, "last horizon group")
 		m := tableByName(t, tabs, "mode")
-		if m.Rows[0][0].Text != ModeRecent {
-			t.Errorf("first mode group %q, want recent", m.Rows[0][0].Text)
-		}
+		assert.Equal(t, ModeRecent, m.Rows[0][0].Text, "first mode group")
 		s := tableByName(t, tabs, "stream")
-		if s.Rows[0][0].Text != "quadratic" {
-			t.Errorf("first stream group %q, want quadratic", s.Rows[0][0].Text)
-		}
+		assert.Equal(t, "quadratic", s.Rows[0][0].Text, "first stream group")
 	})
 }
 
 func TestBuildTablesRejectsMixedMethods(t *testing.T) {
 	a := fakeRecord(0, 5, ModeRecent, "quadratic", []string{"noop", "x"}, []float64{1, 1})
 	b := fakeRecord(1, 5, ModeRecent, "quadratic", []string{"x", "noop"}, []float64{1, 1})
-	if _, err := BuildTables([]*Record{a, b}, TableOptions{}); err == nil || !strings.Contains(err.Error(), "methods") {
-		t.Fatalf("BuildTables on mixed methods: err = %v, want ErrIncompatible", err)
-	}
+	_, err := BuildTables([]*Record{a, b}, TableOptions{})
+	require.ErrorIs(t, err, ErrIncompatible, "BuildTables on mixed methods")
+	require.ErrorContains(t, err, "methods", "BuildTables on mixed methods")
 }
 
 func TestTableOutput(t *testing.T) {
@@ -214,19 +204,11 @@ func TestTableOutput(t *testing.T) {
 		{text("count"), integer(5)},
 	}}
 	var md, cs bytes.Buffer
-	if err := tab.WriteMarkdown(&md); err != nil {
-		t.Fatal(err)
-	}
-	if err := tab.WriteCSV(&cs); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, tab.WriteMarkdown(&md))
+	require.NoError(t, tab.WriteCSV(&cs))
 	wantMD := "### Demo\n\n| Method | Value |\n| --- | ---: |\n" +
 		"| a\\|b | 444022.295 |\n| tiny | 4.00e-06 |\n| zero | 0.000 |\n| inf | ∞ |\n| undef | – |\n| count | 5 |\n\n"
-	if md.String() != wantMD {
-		t.Errorf("Markdown:\n%s\nwant:\n%s", md.String(), wantMD)
-	}
+	assert.Equal(t, wantMD, md.String(), "Markdown")
 	wantCSV := "Method,Value\na|b,444022.2954\ntiny,4e-06\nzero,0\ninf,+Inf\nundef,NaN\ncount,5\n"
-	if cs.String() != wantCSV {
-		t.Errorf("CSV:\n%s\nwant:\n%s", cs.String(), wantCSV)
-	}
+	assert.Equal(t, wantCSV, cs.String(), "CSV")
 }

@@ -6,6 +6,8 @@ import (
 	"testing"
 
 	dpnoise "github.com/google/differential-privacy/go/v3/noise"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -44,9 +46,7 @@ func TestSigmaAnalyticReferenceValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := SigmaAnalytic(tc.alpha, tc.epsilon, tc.delta)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Never below the exact value (1e-9 covers the 15-digit inputs
 			// of the library-published rows); at most 0.1% above it.
 			if got < tc.want*(1-1e-9) || got > tc.want*(1+libraryAccuracy+1e-9) {
@@ -58,9 +58,7 @@ func TestSigmaAnalyticReferenceValues(t *testing.T) {
 		// Balle & Wang's rounded value; 0.005 is half a unit of the third
 		// significant digit.
 		got, err := SigmaAnalytic(1, 1, 1e-5)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if !near(got, 3.73, 0.005, 0) {
 			t.Errorf("σ = %v, want ≈ 3.73", got)
 		}
@@ -81,9 +79,7 @@ func TestSigmaClassicReferenceValues(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got, err := SigmaClassic(tc.alpha, tc.epsilon, tc.delta)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Rounded up by 2⁻⁴⁸ ≈ 3.6e-15 relative, so in [want, want·(1+1e-14)].
 			if got < tc.want || got > tc.want*(1+1e-14) {
 				t.Errorf("σ = %.17g, want %.17g (rounded up)", got, tc.want)
@@ -96,8 +92,9 @@ func TestSigmaZeroSensitivity(t *testing.T) {
 	for _, c := range []Calibration{Analytic, Classic} {
 		t.Run(c.String(), func(t *testing.T) {
 			got, err := Sigma(c, 0, 0.5, 1e-5)
-			if err != nil || got != 0 {
-				t.Fatalf("Sigma(α=0) = %v, %v; want 0, nil", got, err)
+			require.NoError(t, err, "Sigma(α=0)")
+			if got != 0 {
+				t.Fatalf("Sigma(α=0) = %v, want 0", got)
 			}
 		})
 	}
@@ -124,9 +121,7 @@ func TestSigmaAnalyticMatchesExactDelta(t *testing.T) {
 		eps := genLog(1e-3, 50).Draw(t, "epsilon")
 		delta := genLog(1e-100, 0.5).Draw(t, "delta")
 		s, err := SigmaAnalytic(alpha, eps, delta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if d := deltaBW(s, alpha, eps); d > delta*(1+1e-9) {
 			t.Fatalf("δ(σ=%v) = %v > δ = %v: σ is not private", s, d, delta)
 		}
@@ -146,9 +141,7 @@ func TestSigmaAnalyticEqualsLibraryAtAlpha(t *testing.T) {
 		eps := genLog(1e-3, 50).Draw(t, "epsilon")
 		delta := genLog(1e-100, 0.5).Draw(t, "delta")
 		got, err := SigmaAnalytic(alpha, eps, delta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want := dpnoise.SigmaForGaussian(1, alpha, eps, delta)
 		if !near(got, want, 0, 0x1p-50) {
 			t.Fatalf("SigmaAnalytic = %.17g, library at α = %.17g", got, want)
@@ -166,13 +159,9 @@ func TestSigmaAnalyticNotAboveClassic(t *testing.T) {
 		eps := rapid.Float64Range(1e-4, math.Nextafter(1, 0)).Draw(t, "epsilon")
 		delta := genLog(1e-300, math.Nextafter(1, 0)).Draw(t, "delta")
 		a, err := SigmaAnalytic(alpha, eps, delta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		c, err := SigmaClassic(alpha, eps, delta)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if a > c {
 			t.Fatalf("analytic σ = %v > classic σ = %v", a, c)
 		}
@@ -201,9 +190,7 @@ func TestSigmaMonotone(t *testing.T) {
 				d1, d2 = min(d1, d2), max(d1, d2)
 				s := func(a, e, d float64) float64 {
 					v, err := Sigma(c, a, e, d)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					return v
 				}
 				base := s(a1, e2, d2)
@@ -288,9 +275,8 @@ func TestSigmaRefusesBadInputProperty(t *testing.T) {
 		}
 		_, err := Sigma(cal, alpha, eps, delta)
 		var ae *ArgError
-		if err == nil || !asArgError(err, &ae) || ae.Arg != arg {
-			t.Fatalf("Sigma(%v, α=%v, ε=%v, δ=%v) = %v, want an error naming %s", cal, alpha, eps, delta, err, arg)
-		}
+		require.ErrorAs(t, err, &ae, "Sigma(%v, α=%v, ε=%v, δ=%v)", cal, alpha, eps, delta)
+		require.Equal(t, arg, ae.Arg, "argument named by the error %v", err)
 	})
 }
 
@@ -300,43 +286,29 @@ func TestCalibrationText(t *testing.T) {
 		c    Calibration
 	}{{"analytic", Analytic}, {"classic", Classic}} {
 		t.Run(tc.name, func(t *testing.T) {
-			if tc.c.String() != tc.name {
-				t.Errorf("String = %q", tc.c.String())
-			}
+			assert.Equal(t, tc.name, tc.c.String(), "String")
 			got, err := ParseCalibration(tc.name)
-			if err != nil || got != tc.c {
-				t.Errorf("ParseCalibration(%q) = %v, %v", tc.name, got, err)
-			}
+			assert.NoError(t, err, "ParseCalibration(%q)", tc.name)
+			assert.Equal(t, tc.c, got, "ParseCalibration(%q)", tc.name)
 			b, err := json.Marshal(struct{ C Calibration }{tc.c})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if want := `{"C":"` + tc.name + `"}`; string(b) != want {
-				t.Errorf("JSON %s, want %s", b, want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, `{"C":"`+tc.name+`"}`, string(b), "JSON")
 			var back struct{ C Calibration }
-			if err := json.Unmarshal(b, &back); err != nil || back.C != tc.c {
-				t.Errorf("round trip gave %v, %v", back.C, err)
-			}
+			assert.NoError(t, json.Unmarshal(b, &back), "round trip")
+			assert.Equal(t, tc.c, back.C, "round trip")
 		})
 	}
 	t.Run("default-is-analytic", func(t *testing.T) {
 		var c Calibration
-		if c != Analytic {
-			t.Errorf("zero Calibration = %v", c)
-		}
+		assert.Equal(t, Analytic, c, "zero Calibration")
 	})
 	t.Run("unknown", func(t *testing.T) {
 		for _, s := range []string{"", "Analytic", "gauss"} {
-			if _, err := ParseCalibration(s); !isErr(err, ErrCalibration) {
-				t.Errorf("ParseCalibration(%q) error = %v", s, err)
-			}
+			_, err := ParseCalibration(s)
+			assert.ErrorIs(t, err, ErrCalibration, "ParseCalibration(%q)", s)
 		}
-		if _, err := Calibration(9).MarshalText(); !isErr(err, ErrCalibration) {
-			t.Errorf("MarshalText(9) error = %v", err)
-		}
-		if Calibration(9).String() != "Calibration(9)" {
-			t.Errorf("String(9) = %q", Calibration(9).String())
-		}
+		_, err := Calibration(9).MarshalText()
+		assert.ErrorIs(t, err, ErrCalibration, "MarshalText(9)")
+		assert.Equal(t, "Calibration(9)", Calibration(9).String())
 	})
 }

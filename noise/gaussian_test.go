@@ -5,20 +5,21 @@ import (
 	"math"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestNewGaussian(t *testing.T) {
 	t.Run("defaults", func(t *testing.T) {
 		opts := GaussianOptions{Alpha: 1, Epsilon: 1, Delta: 1e-5}
 		g, err := NewGaussian(opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if opts.Sampler != nil {
-			t.Error("NewGaussian wrote its default into the caller's options")
-		}
-		if got := g.Options(); got.Calibration != Analytic || got.Sampler == nil || got.Sampler.Name() != NameSecure {
-			t.Errorf("resolved options %+v, want analytic calibration and the secure sampler", got)
+		require.NoError(t, err)
+		assert.Nil(t, opts.Sampler, "NewGaussian wrote its default into the caller's options")
+		got := g.Options()
+		assert.Equal(t, Analytic, got.Calibration, "resolved calibration")
+		if assert.NotNil(t, got.Sampler, "resolved sampler") {
+			assert.Equal(t, NameSecure, got.Sampler.Name(), "resolved sampler")
 		}
 		want, _ := SigmaAnalytic(1, 1, 1e-5)
 		if g.Sigma() != want {
@@ -27,9 +28,7 @@ func TestNewGaussian(t *testing.T) {
 	})
 	t.Run("classic", func(t *testing.T) {
 		g, err := NewGaussian(GaussianOptions{Alpha: 2, Epsilon: 0.5, Delta: 1e-3, Calibration: Classic})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		want, _ := SigmaClassic(2, 0.5, 1e-3)
 		if g.Sigma() != want {
 			t.Errorf("σ = %v, want %v", g.Sigma(), want)
@@ -56,51 +55,43 @@ func TestNewGaussian(t *testing.T) {
 func TestGaussianRelease(t *testing.T) {
 	t.Run("record", func(t *testing.T) {
 		g, err := NewGaussian(GaussianOptions{Alpha: 0.5, Epsilon: 1, Delta: 1e-5, Sampler: NewSeededSampler(3, SamplerOptions{})})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		x := []float64{1, 2, 3}
 		dst := make([]float64, 3)
 		r, err := g.Release(dst, x)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if r.Sampler != "seeded" || r.Dim != 3 || r.Sigma != g.Sigma() || r.SigmaApplied != g.Sigma() || r.Calibration != Analytic {
-			t.Errorf("release record %+v", r)
+		require.NoError(t, err)
+		assert.Equal(t, "seeded", r.Sampler, "sampler")
+		assert.Equal(t, 3, r.Dim, "d")
+		assert.Equal(t, Analytic, r.Calibration, "calibration")
+		if r.Sigma != g.Sigma() || r.SigmaApplied != g.Sigma() {
+			t.Errorf("release σ = %v, applied %v; want %v", r.Sigma, r.SigmaApplied, g.Sigma())
 		}
 		// ZCDP = α²/(2σ²) (Bun & Steinke Prop. 1.6), inflated by ≤ 1e-14.
 		if want := 0.25 / (2 * r.SigmaApplied * r.SigmaApplied); !near(r.ZCDP, want, 0, 1e-14) {
 			t.Errorf("ZCDP = %v, want %v", r.ZCDP, want)
 		}
 		b, err := json.Marshal(r)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		var back Release
-		if err := json.Unmarshal(b, &back); err != nil || back != r {
-			t.Errorf("JSON round trip %s gave %+v, %v", b, back, err)
+		assert.NoError(t, json.Unmarshal(b, &back), "JSON round trip")
+		if back != r {
+			t.Errorf("JSON round trip %s gave %+v", b, back)
 		}
 	})
 	t.Run("exact-unlearning-adds-no-noise", func(t *testing.T) {
 		g, err := NewGaussian(GaussianOptions{Alpha: 0, Epsilon: 1, Delta: 1e-5})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		x := []float64{1, -2}
 		dst := make([]float64, 2)
 		r, err := g.Release(dst, x)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if r.Sigma != 0 || r.SigmaApplied != 0 || r.ZCDP != 0 || dst[0] != 1 || dst[1] != -2 {
 			t.Errorf("α = 0 release %+v, dst %v", r, dst)
 		}
 	})
 	t.Run("bad-vector", func(t *testing.T) {
 		g, err := NewGaussian(GaussianOptions{Alpha: 1, Epsilon: 1, Delta: 1e-5, Sampler: NewSeededSampler(1, SamplerOptions{})})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		_, err = g.Release(make([]float64, 2), []float64{0, math.NaN()})
 		wantArgError(t, err, "x[1]", ErrNonFinite)
 		wantPanic(t, func() { _, _ = g.Release(make([]float64, 1), make([]float64, 2)) })
@@ -144,18 +135,15 @@ func TestEmpiricalPrivacy(t *testing.T) {
 		x2[i] = x[i] + alpha*u[i]
 	}
 	sigma, err := SigmaAnalytic(alpha, eps, delta)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// projections returns uᵀ(M(v)−x) for N releases of v at noise s.
 	projections := func(v []float64, s float64, seed uint64) []float64 {
 		g := NewSeededSampler(seed, SamplerOptions{})
 		out := make([]float64, N)
 		y := make([]float64, d)
 		for k := range out {
-			if _, err := g.AddNoise(y, v, s); err != nil {
-				t.Fatal(err)
-			}
+			_, err := g.AddNoise(y, v, s)
+			require.NoError(t, err)
 			var p float64
 			for i := range y {
 				p += u[i] * (y[i] - x[i])

@@ -1,12 +1,12 @@
 package noise
 
 import (
-	"errors"
 	"math"
 	"slices"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/stat/distuv"
 )
@@ -24,22 +24,11 @@ func near(got, want, absTol, relTol float64) bool {
 // wrapping sentinel.
 func wantArgError(t *testing.T, err error, arg string, sentinel error) {
 	t.Helper()
-	if err == nil {
-		t.Fatalf("got no error, want %v for %s", sentinel, arg)
-	}
-	if !errors.Is(err, sentinel) {
-		t.Fatalf("error %q does not wrap %v", err, sentinel)
-	}
+	require.ErrorIs(t, err, sentinel, "want an error for %s", arg)
 	var ae *ArgError
-	if !errors.As(err, &ae) {
-		t.Fatalf("error %q is not an *ArgError", err)
-	}
-	if ae.Arg != arg {
-		t.Fatalf("error %q names argument %q, want %q", err, ae.Arg, arg)
-	}
-	if !strings.HasPrefix(err.Error(), "noise: ") {
-		t.Fatalf("error %q lacks the package prefix", err)
-	}
+	require.ErrorAs(t, err, &ae)
+	require.Equal(t, arg, ae.Arg, "argument named by the error %q", err)
+	require.True(t, strings.HasPrefix(err.Error(), "noise: "), "error %q lacks the package prefix", err)
 }
 
 // wantPanic fails the test unless f panics with a "noise: " message.
@@ -48,12 +37,9 @@ func wantPanic(t *testing.T, f func()) {
 	defer func() {
 		t.Helper()
 		r := recover()
-		if r == nil {
-			t.Fatal("no panic")
-		}
-		if s, ok := r.(string); !ok || !strings.HasPrefix(s, "noise: ") {
-			t.Fatalf("panic %v lacks the package prefix", r)
-		}
+		require.NotNil(t, r, "no panic")
+		s, ok := r.(string)
+		require.True(t, ok && strings.HasPrefix(s, "noise: "), "panic %v lacks the package prefix", r)
 	}()
 	f()
 }
@@ -131,7 +117,3 @@ func ksDistance(z []float64, sigma float64) float64 {
 	}
 	return d
 }
-
-func asArgError(err error, target **ArgError) bool { return errors.As(err, target) }
-
-func isErr(err, target error) bool { return errors.Is(err, target) }

@@ -13,6 +13,8 @@ import (
 	"testing"
 
 	dpnoise "github.com/google/differential-privacy/go/v3/noise"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -42,9 +44,7 @@ func TestSeededSamplerDistribution(t *testing.T) {
 			dst := make([]float64, n)
 			s := NewSeededSampler(1, SamplerOptions{})
 			applied, err := s.AddNoise(dst, x, sigma)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if applied != sigma {
 				t.Fatalf("applied σ = %v, want %v exactly", applied, sigma)
 			}
@@ -72,9 +72,7 @@ func TestSecureSamplerDistribution(t *testing.T) {
 			}
 			dst := make([]float64, n)
 			applied, err := NewSecureSampler(SamplerOptions{Workers: 2}).AddNoise(dst, x, sigma)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// The handle may round σ up by a few ulps, never down.
 			if applied < sigma || applied > sigma*(1+1e-15) {
 				t.Fatalf("applied σ = %.17g for requested %.17g", applied, sigma)
@@ -97,9 +95,7 @@ func TestSecureSamplerUsesLibraryGrid(t *testing.T) {
 			x := []float64{0, 1.0 / 3, -2.5e-7, 1e4, math.Pi}
 			dst := make([]float64, len(x))
 			applied, err := NewSecureSampler(SamplerOptions{Workers: 1}).AddNoise(dst, x, sigma)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			g := ceilPow2(2 * applied / math.Exp2(57))
 			for i, v := range dst {
 				if k := v / g; k != math.Trunc(k) {
@@ -175,12 +171,10 @@ func TestSecureSamplerIsNotReproducible(t *testing.T) {
 	x := make([]float64, 64)
 	a, b := make([]float64, 64), make([]float64, 64)
 	s := NewSecureSampler(SamplerOptions{})
-	if _, err := s.AddNoise(a, x, 1); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.AddNoise(b, x, 1); err != nil {
-		t.Fatal(err)
-	}
+	_, err := s.AddNoise(a, x, 1)
+	require.NoError(t, err)
+	_, err = s.AddNoise(b, x, 1)
+	require.NoError(t, err)
 	same := true
 	for i := range a {
 		same = same && a[i] == b[i]
@@ -202,9 +196,8 @@ func TestSeededSamplerDeterminism(t *testing.T) {
 		s := NewSeededSampler(seed, SamplerOptions{Workers: workers})
 		dst := make([]float64, n)
 		for range nth {
-			if _, err := s.AddNoise(dst, x, 2); err != nil {
-				t.Fatal(err)
-			}
+			_, err := s.AddNoise(dst, x, 2)
+			require.NoError(t, err)
 		}
 		return dst
 	}
@@ -237,9 +230,8 @@ func TestSeededSamplerDeterminism(t *testing.T) {
 	t.Run("in-place", func(t *testing.T) {
 		y := append([]float64(nil), x...)
 		s := NewSeededSampler(7, SamplerOptions{Workers: 3})
-		if _, err := s.AddNoise(y, y, 2); err != nil {
-			t.Fatal(err)
-		}
+		_, err := s.AddNoise(y, y, 2)
+		require.NoError(t, err)
 		for i := range y {
 			if y[i] != ref[i] {
 				t.Fatalf("in-place dst[%d] = %v, want %v", i, y[i], ref[i])
@@ -254,9 +246,8 @@ func TestSeededSamplerGolden(t *testing.T) {
 	// every experiment's noise. Regenerate with go test -run Golden -update.
 	x := make([]float64, chunkSize+3)
 	dst := make([]float64, len(x))
-	if _, err := NewSeededSampler(2026, SamplerOptions{}).AddNoise(dst, x, 1); err != nil {
-		t.Fatal(err)
-	}
+	_, err := NewSeededSampler(2026, SamplerOptions{}).AddNoise(dst, x, 1)
+	require.NoError(t, err)
 	// The first three values of chunk 0 and of chunk 1.
 	got := []float64{dst[0], dst[1], dst[2], dst[chunkSize], dst[chunkSize+1], dst[chunkSize+2]}
 	path := filepath.Join("testdata", "seeded.golden")
@@ -265,24 +256,16 @@ func TestSeededSamplerGolden(t *testing.T) {
 		for _, v := range got {
 			b.WriteString(strconv.FormatFloat(v, 'g', -1, 64) + "\n")
 		}
-		if err := os.MkdirAll("testdata", 0o755); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.MkdirAll("testdata", 0o755))
+		require.NoError(t, os.WriteFile(path, []byte(b.String()), 0o644))
 	}
 	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	defer f.Close()
 	sc := bufio.NewScanner(f)
 	for i := 0; sc.Scan(); i++ {
 		want, err := strconv.ParseFloat(sc.Text(), 64)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		if i >= len(got) || got[i] != want {
 			t.Fatalf("value %d = %v, golden %v", i, got[min(i, len(got)-1)], want)
 		}
@@ -295,8 +278,9 @@ func TestSamplersZeroSigma(t *testing.T) {
 			x := []float64{1, -2, 3.5}
 			dst := make([]float64, 3)
 			applied, err := s.AddNoise(dst, x, 0)
-			if err != nil || applied != 0 {
-				t.Fatalf("AddNoise(σ=0) = %v, %v", applied, err)
+			require.NoError(t, err, "AddNoise(σ=0)")
+			if applied != 0 {
+				t.Fatalf("AddNoise(σ=0) applied σ = %v", applied)
 			}
 			for i := range x {
 				if dst[i] != x[i] {
@@ -339,19 +323,14 @@ func TestSamplersRefuseBadInput(t *testing.T) {
 	t.Run("seeded/overflow", func(t *testing.T) {
 		_, err := NewSeededSampler(1, SamplerOptions{}).AddNoise([]float64{0, 0, 0, 0}, []float64{0, 0, 0, 0}, math.MaxFloat64)
 		var ae *ArgError
-		if !asArgError(err, &ae) || !isErr(err, ErrRange) {
-			t.Fatalf("error %v, want ErrRange", err)
-		}
+		require.ErrorAs(t, err, &ae)
+		require.ErrorIs(t, err, ErrRange)
 	})
 }
 
 func TestSamplerNames(t *testing.T) {
-	if n := NewSecureSampler(SamplerOptions{}).Name(); n != "secure" {
-		t.Errorf("secure sampler name %q", n)
-	}
-	if n := NewSeededSampler(0, SamplerOptions{}).Name(); n != "seeded" {
-		t.Errorf("seeded sampler name %q", n)
-	}
+	assert.Equal(t, "secure", NewSecureSampler(SamplerOptions{}).Name(), "secure sampler name")
+	assert.Equal(t, "seeded", NewSeededSampler(0, SamplerOptions{}).Name(), "seeded sampler name")
 }
 
 // Compile-time checks that both samplers implement Sampler.

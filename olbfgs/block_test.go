@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 
 	"unlearn/stream"
@@ -17,9 +18,7 @@ func filledMemory(t *testing.T, rng *rand.Rand, d, tau, n int) *Memory {
 	t.Helper()
 	m := NewMemory(d, tau, 0.7)
 	for i, p := range randomPairs(rng, d, n) {
-		if err := m.Push(p[0], p[1], int64(i)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Push(p[0], p[1], int64(i)))
 	}
 	return m
 }
@@ -101,12 +100,9 @@ func TestApplyBlockPanicsOnBadShape(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Fatal("no panic")
-				}
-			}()
-			m.ApplyBlock(make([]float64, tt.n), make([]float64, tt.n), tt.ld, tt.c)
+			require.Panics(t, func() {
+				m.ApplyBlock(make([]float64, tt.n), make([]float64, tt.n), tt.ld, tt.c)
+			})
 		})
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
 	"unlearn/stream"
@@ -62,9 +63,7 @@ func quadraticStream(t testing.TB, seed uint64, d, n int) (*stream.Quadratic, st
 	rng := rand.New(rand.NewPCG(seed, 1))
 	h0, h1 := randSPD(rng, d, 10), randSPD(rng, d, 10)
 	loss, err := stream.NewQuadratic(h0, h1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	center := randVec(rng, d)
 	events := make([]stream.Event, n)
 	for i := range events {
@@ -83,9 +82,7 @@ func logisticStream(t testing.TB, seed uint64, d, n int) (*stream.Logistic, stre
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 2))
 	loss, err := stream.NewLogistic(d, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	beta := randVec(rng, d)
 	events := make([]stream.Event, n)
 	for i := range events {
@@ -107,15 +104,13 @@ func logisticStream(t testing.TB, seed uint64, d, n int) (*stream.Logistic, stre
 
 // fataler is the part of testing.TB and *rapid.T that mustReplay needs.
 type fataler interface {
+	require.TestingT
 	Helper()
-	Fatal(args ...any)
 }
 
 func mustReplay(t fataler, cfg Config, loss stream.Loss, events []stream.Event) *Learner {
 	t.Helper()
 	l, err := Replay(cfg, loss, events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return l
 }

@@ -1,10 +1,10 @@
 package olbfgs
 
 import (
-	"errors"
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/floats/scalar"
 	"pgregory.net/rapid"
@@ -34,31 +34,14 @@ func TestConfigValidate(t *testing.T) {
 			c := DefaultConfig(3)
 			tt.edit(&c)
 			err := c.Validate()
-			if !errors.Is(err, ErrConfig) {
-				t.Fatalf("Validate() = %v, want ErrConfig", err)
-			}
-			if !contains(err.Error(), tt.field) {
-				t.Fatalf("error %q does not name the field %q", err, tt.field)
-			}
+			require.ErrorIs(t, err, ErrConfig)
+			require.ErrorContains(t, err, tt.field, "the error must name the field")
 		})
 	}
-	if err := DefaultConfig(3).Validate(); err != nil {
-		t.Fatalf("default config invalid: %v", err)
-	}
+	require.NoError(t, DefaultConfig(3).Validate(), "default config invalid")
 	c := DefaultConfig(3)
 	c.Memory = 0 // τ = 0 is valid: no curvature memory
-	if err := c.Validate(); err != nil {
-		t.Fatalf("tau = 0 rejected: %v", err)
-	}
-}
-
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
+	require.NoError(t, c.Validate(), "tau = 0 rejected")
 }
 
 // TestFirstStepByHand checks one step from θ0 against the rules of SPEC §2
@@ -66,19 +49,13 @@ func contains(s, sub string) bool {
 func TestFirstStepByHand(t *testing.T) {
 	h := [][]float64{{2, 0.5}, {0.5, 1}}
 	loss, err := stream.NewQuadratic(h, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg := DefaultConfig(2)
 	cfg.InitialScale = 0.5
 	l, err := New(cfg, loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	a := []float64{1, -2}
-	if err := l.Step(stream.InsertEvent(7, a, 0.3)); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.Step(stream.InsertEvent(7, a, 0.3)))
 	// g = H(0 − a) = −H a = −(2−1, 0.5−2) = (−1, 1.5)
 	g := []float64{-1, 1.5}
 	wantW := []float64{-0.1 * 0.5 * g[0], -0.1 * 0.5 * g[1]}
@@ -87,9 +64,7 @@ func TestFirstStepByHand(t *testing.T) {
 			t.Fatalf("w = %v, want %v", l.W(), wantW)
 		}
 	}
-	if l.Memory().Len() != 1 {
-		t.Fatalf("memory holds %d pairs, want 1", l.Memory().Len())
-	}
+	require.Equal(t, 1, l.Memory().Len(), "pairs in memory")
 	p := l.Memory().Pair(0)
 	wantY := []float64{h[0][0]*p.S[0] + h[0][1]*p.S[1], h[1][0]*p.S[0] + h[1][1]*p.S[1]}
 	for i := range wantY {
@@ -97,37 +72,26 @@ func TestFirstStepByHand(t *testing.T) {
 			t.Fatalf("y = %v, want H s = %v", p.Y, wantY)
 		}
 	}
-	if len(p.Source) != 1 || p.Source[0] != 7 {
-		t.Fatalf("source = %v, want [7]", p.Source)
-	}
+	require.Equal(t, []int64{7}, p.Source, "source of the pair")
 }
 
 func TestStepDeleteAndErrors(t *testing.T) {
 	loss, _, events := quadraticStream(t, 1, 3, 4)
 	l, err := New(DefaultConfig(3), loss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := l.Run(events); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	require.NoError(t, l.Run(events))
 	w := append([]float64(nil), l.W()...)
 	z := l.Memory().Clone()
-	if err := l.Step(stream.DeleteEvent(2)); err != nil {
-		t.Fatal(err)
+	require.NoError(t, l.Step(stream.DeleteEvent(2)))
+	if !bitsEqual(w, l.W()) || !z.Equal(l.Memory()) {
+		t.Fatal("a delete changed w or Z")
 	}
-	if !bitsEqual(w, l.W()) || !z.Equal(l.Memory()) || !l.IsDeleted(2) || l.T() != 5 {
-		t.Fatal("a delete changed w or Z, or was not recorded")
-	}
-	if err := l.Step(stream.DeleteEvent(2)); !errors.Is(err, stream.ErrRepeatedDeletion) {
-		t.Fatalf("repeated delete: err = %v, want ErrRepeatedDeletion", err)
-	}
-	if err := l.Step(stream.InsertEvent(9, []float64{1}, 0)); !errors.Is(err, ErrEvent) {
-		t.Fatalf("wrong dimension: err = %v, want ErrEvent", err)
-	}
-	if _, err := New(DefaultConfig(4), loss); !errors.Is(err, ErrConfig) {
-		t.Fatalf("dimension mismatch with the loss: err = %v, want ErrConfig", err)
-	}
+	require.True(t, l.IsDeleted(2), "the delete was not recorded")
+	require.Equal(t, 5, l.T(), "a delete advances t")
+	require.ErrorIs(t, l.Step(stream.DeleteEvent(2)), stream.ErrRepeatedDeletion, "repeated delete")
+	require.ErrorIs(t, l.Step(stream.InsertEvent(9, []float64{1}, 0)), ErrEvent, "wrong dimension")
+	_, err = New(DefaultConfig(4), loss)
+	require.ErrorIs(t, err, ErrConfig, "dimension mismatch with the loss")
 }
 
 func TestDivergenceIsReported(t *testing.T) {
@@ -136,15 +100,11 @@ func TestDivergenceIsReported(t *testing.T) {
 	cfg := DefaultConfig(3)
 	cfg.StepSize = 1e308
 	l, err := New(cfg, loss)
-	if err != nil {
-		t.Fatal(err)
-	}
-	err = l.Step(events[0])
-	if !errors.Is(err, ErrDiverged) {
-		t.Fatalf("err = %v, want ErrDiverged", err)
-	}
-	if l.T() != 0 || floats.Norm(l.W(), 2) != 0 {
-		t.Fatal("a diverged step changed the state")
+	require.NoError(t, err)
+	require.ErrorIs(t, l.Step(events[0]), ErrDiverged)
+	require.Equal(t, 0, l.T(), "a diverged step advanced t")
+	if floats.Norm(l.W(), 2) != 0 {
+		t.Fatal("a diverged step changed w")
 	}
 }
 
@@ -164,9 +124,7 @@ func TestDirection(t *testing.T) {
 	}
 	// The next step moves w by exactly η·Direction.
 	w0 := append([]float64(nil), l.W()...)
-	if err := l.Step(events[29]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.Step(events[29]))
 	for i := range w0 {
 		if l.W()[i] != w0[i]+0.1*got[i] {
 			t.Fatalf("step moved w by %v, want η·direction", l.W()[i]-w0[i])
@@ -190,9 +148,7 @@ func TestReplayIsBitIdentical(t *testing.T) {
 			if !a.Equal(b) {
 				t.Fatal("two replays of the same history differ")
 			}
-			if a.Memory().Len() != DefaultMemory {
-				t.Fatalf("memory holds %d pairs after 400 inserts, want τ = %d", a.Memory().Len(), DefaultMemory)
-			}
+			require.Equal(t, DefaultMemory, a.Memory().Len(), "pairs in memory after 400 inserts (τ)")
 		})
 	}
 }
@@ -229,31 +185,26 @@ func TestCopyFromAndClone(t *testing.T) {
 	if !a.Equal(b) {
 		t.Fatal("Clone not Equal")
 	}
-	if err := a.Run(events[40:]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, a.Run(events[40:]))
 	if a.Equal(b) {
 		t.Fatal("stepping the original changed the clone (shared state)")
 	}
-	c, _ := New(DefaultConfig(4), loss)
+	c, err := New(DefaultConfig(4), loss)
+	require.NoError(t, err)
 	c.CopyFrom(a)
 	if !c.Equal(a) {
 		t.Fatal("CopyFrom not Equal")
 	}
-	if got := c.Deleted(); len(got) != 2 || got[0] != 2 || got[1] != 5 {
-		t.Fatalf("Deleted = %v, want [2 5]", got)
-	}
+	require.Equal(t, []int64{2, 5}, c.Deleted())
 }
 
 func TestStepDoesNotAllocate(t *testing.T) {
 	loss, _, events := quadraticStream(t, 8, 25, 200)
 	l := mustReplay(t, DefaultConfig(25), loss, events[:100])
-	if err := l.KeepCheckpoints(50); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.KeepCheckpoints(50))
 	i := 100
 	allocs := testing.AllocsPerRun(99, func() {
-		if err := l.Step(events[i]); err != nil {
+		if err := l.Step(events[i]); err != nil { // plain if: keep require out of the measured closure
 			t.Fatal(err)
 		}
 		i++
@@ -285,18 +236,12 @@ func TestCheckpointsMatchReplay(t *testing.T) {
 		cfg := DefaultConfig(3)
 		cfg.Memory = rapid.IntRange(0, 4).Draw(rt, "tau")
 		l := mustReplay(rt, cfg, loss, events[:start])
-		if err := l.KeepCheckpoints(window); err != nil {
-			rt.Fatal(err)
-		}
+		require.NoError(rt, l.KeepCheckpoints(window))
 		for t := start; ; t++ {
 			for k := 0; k <= window; k++ {
 				got, replayed, err := l.StateAgo(k)
-				if err != nil {
-					rt.Fatal(err)
-				}
-				if replayed >= 2*window {
-					rt.Fatalf("t=%d k=%d: replayed %d events, want < 2·window", t, k, replayed)
-				}
+				require.NoError(rt, err)
+				require.Less(rt, replayed, 2*window, "t=%d k=%d: events replayed, want < 2·window", t, k)
 				want := mustReplay(rt, cfg, loss, events[:max(start, t-k)])
 				if !got.Equal(want) {
 					rt.Fatalf("t=%d k=%d: StateAgo differs from replay of %d events", t, k, max(start, t-k))
@@ -305,13 +250,10 @@ func TestCheckpointsMatchReplay(t *testing.T) {
 			if t == len(events) {
 				break
 			}
-			if err := l.Step(events[t]); err != nil {
-				rt.Fatal(err)
-			}
+			require.NoError(rt, l.Step(events[t]))
 		}
-		if _, _, err := l.StateAgo(window + 1); !errors.Is(err, ErrNoCheckpoint) {
-			rt.Fatalf("StateAgo(window+1): err = %v, want ErrNoCheckpoint", err)
-		}
+		_, _, err := l.StateAgo(window + 1)
+		require.ErrorIs(rt, err, ErrNoCheckpoint, "StateAgo(window+1)")
 	})
 }
 
@@ -321,16 +263,10 @@ func TestReplaySkipping(t *testing.T) {
 	b := a.Clone()
 	a.MarkDeleted(14)
 	n, err := a.ReplaySkipping(events[10:], stream.NewIDSet(12, 20))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if n != 17 {
-		t.Fatalf("applied %d events, want 20 − 3 skipped = 17", n)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 17, n, "events applied, want 20 − 3 skipped")
 	want := stream.Counterfactual(events[10:], stream.NewIDSet(12, 14, 20))
-	if err := b.Run(want); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, b.Run(want))
 	b.MarkDeleted(14)
 	if !a.Equal(b) {
 		t.Fatal("ReplaySkipping differs from running the filtered events")

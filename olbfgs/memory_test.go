@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
@@ -70,14 +71,10 @@ func TestApplyMatchesExplicitBFGS(t *testing.T) {
 				const gamma0 = 0.7
 				m := NewMemory(d, tau, gamma0)
 				for i, p := range pairs {
-					if err := m.Push(p[0], p[1], int64(i)); err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, m.Push(p[0], p[1], int64(i)))
 				}
 				kept := pairs[len(pairs)-tau:]
-				if m.Len() != tau {
-					t.Fatalf("Len = %d, want %d", m.Len(), tau)
-				}
+				require.Equal(t, tau, m.Len(), "pairs kept")
 				h := explicitInverseHessian(d, kept, gamma0)
 				for trial := 0; trial < 5; trial++ {
 					q := randVec(rng, d)
@@ -110,9 +107,7 @@ func TestApplyInPlaceAndEmpty(t *testing.T) {
 		}
 	}
 	for i, p := range randomPairs(rng, 4, 3) {
-		if err := m.Push(p[0], p[1], int64(i)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Push(p[0], p[1], int64(i)))
 	}
 	want := make([]float64, 4)
 	m.Apply(want, q)
@@ -136,12 +131,8 @@ func TestPushRejectsBadPairs(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if err := m.Push(tt.s, tt.y, 1); err == nil {
-				t.Fatal("Push accepted a bad pair")
-			}
-			if m.Len() != 0 {
-				t.Fatalf("memory holds %d pairs after a rejected push", m.Len())
-			}
+			require.Error(t, m.Push(tt.s, tt.y, 1), "Push accepted a bad pair")
+			require.Zero(t, m.Len(), "pairs in memory after a rejected push")
 		})
 	}
 }
@@ -150,50 +141,37 @@ func TestProvenance(t *testing.T) {
 	rng := rand.New(rand.NewPCG(4, 4))
 	m := NewMemory(3, 4, 1)
 	for i, p := range randomPairs(rng, 3, 6) { // ids 10..15; 12..15 stay
-		if err := m.Push(p[0], p[1], int64(10+i)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Push(p[0], p[1], int64(10+i)))
 	}
 	u := stream.NewIDSet(11, 13, 15, 99)
-	if got := m.DirectMass(u); got != 2 {
-		t.Fatalf("DirectMass = %d, want 2 (ids 13 and 15 are stored, 11 was evicted)", got)
-	}
-	if got := m.Touching(u); fmt.Sprint(got) != "[1 3]" {
-		t.Fatalf("Touching = %v, want [1 3]", got)
-	}
+	require.Equal(t, 2, m.DirectMass(u), "DirectMass: ids 13 and 15 are stored, 11 was evicted")
+	require.Equal(t, []int{1, 3}, m.Touching(u), "Touching")
 	before := []Pair{m.Pair(0), m.Pair(2)}
 	wantS := [][]float64{append([]float64(nil), before[0].S...), append([]float64(nil), before[1].S...)}
-	if n := m.DropTouching(u); n != 2 {
-		t.Fatalf("DropTouching removed %d, want 2", n)
-	}
-	if m.Len() != 2 || m.DirectMass(u) != 0 {
-		t.Fatalf("after drop: Len = %d, DirectMass = %d; want 2, 0", m.Len(), m.DirectMass(u))
-	}
+	require.Equal(t, 2, m.DropTouching(u), "pairs removed by DropTouching")
+	require.Equal(t, 2, m.Len(), "Len after drop")
+	require.Zero(t, m.DirectMass(u), "DirectMass after drop")
 	for i, id := range []int64{12, 14} {
 		p := m.Pair(i)
-		if len(p.Source) != 1 || p.Source[0] != id || !bitsEqual(p.S, wantS[i]) {
-			t.Fatalf("pair %d after drop: source %v, want [%d] with its s unchanged", i, p.Source, id)
+		require.Equal(t, []int64{id}, p.Source, "pair %d after drop: source", i)
+		if !bitsEqual(p.S, wantS[i]) {
+			t.Fatalf("pair %d after drop: s changed", i)
 		}
 	}
 	// Freed slots are reused and the FIFO order continues.
 	for i, p := range randomPairs(rng, 3, 3) {
-		if err := m.Push(p[0], p[1], int64(20+i)); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, m.Push(p[0], p[1], int64(20+i)))
 	}
 	var ids []int64
 	for i := 0; i < m.Len(); i++ {
 		ids = append(ids, m.Pair(i).Source[0])
 	}
-	if fmt.Sprint(ids) != "[14 20 21 22]" {
-		t.Fatalf("order after refill = %v, want [14 20 21 22]", ids)
-	}
+	require.Equal(t, []int64{14, 20, 21, 22}, ids, "order after refill")
 	c := m.Clone()
 	if !c.Equal(m) {
 		t.Fatal("Clone is not Equal")
 	}
 	m.Reset()
-	if m.Len() != 0 || c.Len() != 4 {
-		t.Fatalf("Reset: Len = %d (clone %d), want 0 (4)", m.Len(), c.Len())
-	}
+	require.Zero(t, m.Len(), "Len after Reset")
+	require.Equal(t, 4, c.Len(), "Len of the clone after Reset of the original")
 }

@@ -1,10 +1,10 @@
 package olbfgs
 
 import (
-	"bytes"
-	"errors"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"unlearn/stream"
 )
@@ -20,38 +20,24 @@ func TestSnapshotRoundTrip(t *testing.T) {
 			} else {
 				loss, h, events = logisticStream(t, 11, 5, 80)
 			}
-			if err := h.SetMeta("seed", 11); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, h.SetMeta("seed", 11))
 			events = append(events, stream.DeleteEvent(4), stream.DeleteEvent(79))
 			l := mustReplay(t, DefaultConfig(5), loss, events)
 			data, err := MarshalSnapshot(l, h)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, gotH, err := UnmarshalSnapshot(data)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if !got.Equal(l) {
 				t.Fatal("loaded state differs from the saved one")
 			}
 			again, err := MarshalSnapshot(got, gotH)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(data, again) {
-				t.Fatal("save → load → save is not byte-identical")
-			}
+			require.NoError(t, err)
+			require.Equal(t, string(data), string(again), "save → load → save is not byte-identical")
 			// The loaded learner continues exactly like the original.
 			more := []stream.Event{events[0]}
 			more[0].ID = 1000
-			if err := l.Run(more); err != nil {
-				t.Fatal(err)
-			}
-			if err := got.Run(more); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, l.Run(more))
+			require.NoError(t, got.Run(more))
 			if !got.Equal(l) {
 				t.Fatal("loaded learner diverges from the original on the next event")
 			}
@@ -63,9 +49,7 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 	loss, h, events := quadraticStream(t, 12, 2, 5)
 	l := mustReplay(t, DefaultConfig(2), loss, events)
 	good, err := MarshalSnapshot(l, h)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		name, old, new, field string
 	}{
@@ -80,20 +64,13 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
+			require.Contains(t, string(good), tt.old, "test setup: the snapshot must contain the text to replace")
 			bad := strings.Replace(string(good), tt.old, tt.new, 1)
-			if bad == string(good) {
-				t.Fatalf("test setup: %q not found in the snapshot", tt.old)
-			}
 			_, _, err := UnmarshalSnapshot([]byte(bad))
-			if !errors.Is(err, ErrSnapshot) {
-				t.Fatalf("err = %v, want ErrSnapshot", err)
-			}
-			if !strings.Contains(err.Error(), tt.field) {
-				t.Fatalf("error %q does not name %q", err, tt.field)
-			}
+			require.ErrorIs(t, err, ErrSnapshot)
+			require.ErrorContains(t, err, tt.field, "the error must name the field")
 		})
 	}
-	if _, err := MarshalSnapshot(l, stream.Header{Kind: stream.KindLogistic, D: 2, Lambda: 1}); !errors.Is(err, ErrSnapshot) {
-		t.Fatalf("mismatched header: err = %v, want ErrSnapshot", err)
-	}
+	_, err = MarshalSnapshot(l, stream.Header{Kind: stream.KindLogistic, D: 2, Lambda: 1})
+	require.ErrorIs(t, err, ErrSnapshot, "mismatched header")
 }

@@ -2,9 +2,10 @@ package report
 
 import (
 	"math"
-	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/plot"
 )
 
@@ -25,15 +26,9 @@ func TestParseMarkup(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.in, func(t *testing.T) {
-			if got := parse(tt.in); !slices.Equal(got, tt.runs) {
-				t.Errorf("parse = %+v, want %+v", got, tt.runs)
-			}
-			if got := plain(tt.in); got != tt.plain {
-				t.Errorf("plain = %q, want %q", got, tt.plain)
-			}
-			if got := richHTML(tt.in); got != tt.htm {
-				t.Errorf("richHTML = %q, want %q", got, tt.htm)
-			}
+			assert.Equal(t, tt.runs, parse(tt.in), "parse")
+			assert.Equal(t, tt.plain, plain(tt.in), "plain")
+			assert.Equal(t, tt.htm, richHTML(tt.in), "richHTML")
 		})
 	}
 }
@@ -61,9 +56,7 @@ func TestTicks(t *testing.T) {
 		}
 		for _, tt := range tests {
 			got := labelled(logTicks(tt.lo, tt.hi))
-			if len(got) != len(tt.want) {
-				t.Fatalf("logTicks(%g, %g) labels %v, want %v", tt.lo, tt.hi, got, tt.want)
-			}
+			require.Len(t, got, len(tt.want), "logTicks(%g, %g) labels, want %v", tt.lo, tt.hi, tt.want)
 			for i := range got {
 				if math.Abs(got[i]/tt.want[i]-1) > 1e-12 { // powers of ten computed by math.Pow
 					t.Errorf("logTicks(%g, %g) labels %v, want %v", tt.lo, tt.hi, got, tt.want)
@@ -84,9 +77,7 @@ func TestTicks(t *testing.T) {
 		}
 		for _, tt := range tests {
 			got := labelled(linearTicks(tt.lo, tt.hi))
-			if len(got) != len(tt.want) {
-				t.Fatalf("linearTicks(%g, %g) labels %v, want %v", tt.lo, tt.hi, got, tt.want)
-			}
+			require.Len(t, got, len(tt.want), "linearTicks(%g, %g) labels, want %v", tt.lo, tt.hi, tt.want)
 			for i := range got {
 				if math.Abs(got[i]-tt.want[i]) > 1e-12 { // multiples of the step in floating point
 					t.Errorf("linearTicks(%g, %g) labels %v, want %v", tt.lo, tt.hi, got, tt.want)
@@ -96,9 +87,7 @@ func TestTicks(t *testing.T) {
 	})
 	t.Run("power labels", func(t *testing.T) {
 		for e, want := range map[int]string{-6: "10^{−6}", -2: "0.01", 0: "1", 3: "1000", 4: "10^{4}"} {
-			if got := powerLabel(e); got != want {
-				t.Errorf("powerLabel(%d) = %q, want %q", e, got, want)
-			}
+			assert.Equal(t, want, powerLabel(e), "powerLabel(%d)", e)
 		}
 	})
 }
@@ -154,17 +143,22 @@ func TestFloorPanel(t *testing.T) {
 	floor, n := floorPanel(&p, "zero")
 	// The smallest positive value is 0.034: one decade below its decade,
 	// 10^(⌊log10 0.034⌋ − 1) = 10^−3.
-	if n != 2 || math.Abs(floor-1e-3) > 1e-18 {
-		t.Fatalf("floor %v for %d values, want 1e-3 for 2", floor, n)
+	require.Equal(t, 2, n, "floored values")
+	if math.Abs(floor-1e-3) > 1e-18 {
+		t.Fatalf("floor %v, want 1e-3", floor)
 	}
 	if p.Series[0].Y[0] != floor || p.Series[1].Y[0] != floor || p.Series[0].Y[1] != 0.034 {
 		t.Errorf("series %v %v: zeros not floored or positives changed", p.Series[0].Y, p.Series[1].Y)
 	}
-	if len(p.Marks) != 1 || p.Marks[0].Vertical || p.Marks[0].Value != floor || p.Marks[0].Label != "zero" {
-		t.Errorf("marks %+v, want one horizontal line at the floor", p.Marks)
+	if assert.Len(t, p.Marks, 1, "marks, want one horizontal line at the floor") {
+		assert.False(t, p.Marks[0].Vertical, "the floor mark must be horizontal")
+		assert.Equal(t, "zero", p.Marks[0].Label, "label of the floor mark")
+		if p.Marks[0].Value != floor {
+			t.Errorf("floor mark at %v, want %v", p.Marks[0].Value, floor)
+		}
 	}
 	q := Panel{Y: Axis{Log: true}, Series: []Series{{X: []float64{0}, Y: []float64{5}}}}
-	if _, n := floorPanel(&q, "zero"); n != 0 || len(q.Marks) != 0 {
-		t.Errorf("a panel without zeros got %d floored values and marks %v", n, q.Marks)
-	}
+	_, n = floorPanel(&q, "zero")
+	assert.Zero(t, n, "a panel without zeros got floored values")
+	assert.Empty(t, q.Marks, "a panel without zeros got marks")
 }

@@ -1,12 +1,13 @@
 package report
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/experiment"
 )
@@ -30,9 +31,7 @@ func figureByID(t *testing.T, set *Set, id string) *Figure {
 func mustFigures(t *testing.T, recs []*experiment.Record) *Set {
 	t.Helper()
 	set, err := Figures(recs, Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return set
 }
 
@@ -57,13 +56,9 @@ func TestFiguresGolden(t *testing.T) {
 			var ids []string
 			for _, f := range set.Figures {
 				ids = append(ids, f.ID)
-				if err := f.Validate(); err != nil {
-					t.Errorf("figure %s: %v", f.ID, err)
-				}
+				assert.NoError(t, f.Validate(), "figure %s", f.ID)
 			}
-			if !slices.Equal(ids, tt.ids) {
-				t.Fatalf("figures %v, want %v (omitted: %v)", ids, tt.ids, set.Omitted)
-			}
+			require.Equal(t, tt.ids, ids, "figures (omitted: %v)", set.Omitted)
 			checkGolden(t, "figures-"+tt.name+".golden.json", set)
 		})
 	}
@@ -80,9 +75,7 @@ func TestFigureData(t *testing.T) {
 		f := figureByID(t, decay, "decay-rates-quadratic")
 		// One panel per κ {10, 100}; reference mode recent; one seed, so
 		// the median is the record's own value.
-		if len(f.Panels) != 2 {
-			t.Fatalf("%d panels, want one per κ (2)", len(f.Panels))
-		}
+		require.Len(t, f.Panels, 2, "panels, want one per κ")
 		for pi, kappa := range []float64{10, 100} {
 			for ph, s := range f.Panels[pi].Series {
 				for i, tau := range []int{2, 4} {
@@ -101,14 +94,10 @@ func TestFigureData(t *testing.T) {
 	t.Run("memory figure marks τ and 2τ", func(t *testing.T) {
 		f := figureByID(t, decay, "decay-memory-quadratic")
 		p := f.Panels[0]
-		if len(p.Series) != 2 || p.Series[0].Name != "τ = 2" || p.Series[1].Name != "τ = 4" {
-			t.Fatalf("series %v, want τ = 2 and τ = 4", seriesNames(p))
-		}
+		require.Equal(t, []string{"τ = 2", "τ = 4"}, seriesNames(p), "series")
 		var xs []float64
 		for _, m := range p.Marks {
-			if !m.Vertical {
-				t.Errorf("mark %+v is not vertical", m)
-			}
+			assert.True(t, m.Vertical, "mark %+v is not vertical", m)
 			xs = append(xs, m.Value)
 		}
 		if want := []float64{2, 4, 4, 8}; !slices.Equal(xs, want) {
@@ -116,9 +105,7 @@ func TestFigureData(t *testing.T) {
 		}
 		rec := findRecord(t, r.decay.Records, "quadratic", 2, experiment.ModeRecent, 10)
 		s := p.Series[0]
-		if len(s.Y) != rec.Config.Horizon+1 {
-			t.Fatalf("%d points, want H+1 = %d (no thinning below MaxPoints)", len(s.Y), rec.Config.Horizon+1)
-		}
+		require.Equal(t, rec.Config.Horizon+1, len(s.Y), "points, want H+1 (no thinning below MaxPoints)")
 		for k, v := range s.Y {
 			want := rec.Methods[0].Series.ETheta[k]
 			if !(want > 0) {
@@ -137,11 +124,11 @@ func TestFigureData(t *testing.T) {
 		for i, tau := range []int{2, 4} {
 			rec := findRecord(t, r.decay.Records, "logistic", tau, experiment.ModeRecent, 10)
 			c := rec.Methods[0].Summary.Clearance
-			if c < 0 {
-				t.Fatalf("τ = %d: never cleared; the fixed run should clear within H", tau)
-			}
+			require.GreaterOrEqual(t, c, 0, "τ = %d: never cleared; the fixed run should clear within H", tau)
 			m := f.Panels[0].Marks[i]
-			if !m.Vertical || m.Value != float64(c) || m.Label != fmt.Sprintf("ĥ = %d", c) {
+			assert.True(t, m.Vertical, "τ = %d: mark %+v, want a vertical line at the clearance time", tau, m)
+			assert.Equal(t, fmt.Sprintf("ĥ = %d", c), m.Label, "τ = %d: label of the clearance mark", tau)
+			if m.Value != float64(c) {
 				t.Errorf("τ = %d: mark %+v, want a vertical line at the clearance time %d", tau, m, c)
 			}
 			if s := f.Panels[0].Series[i]; s.Y[c] != 0 || (c > 0 && s.Y[c-1] == 0) {
@@ -163,32 +150,23 @@ func TestFigureData(t *testing.T) {
 	})
 	t.Run("trajectories come from the reference configuration", func(t *testing.T) {
 		f := figureByID(t, bench, "bench-trajectories")
-		if !strings.Contains(f.Title, "quadratic-tau4-recent-kappa10-seed1") {
-			// τ = 4 is nearer the reference 10 than τ = 2.
-			t.Errorf("title %q, want the configuration nearest the reference (quadratic, τ = 4, recent, κ = 10, seed 1)", f.Title)
-		}
+		// τ = 4 is nearer the reference 10 than τ = 2.
+		assert.Contains(t, f.Title, "quadratic-tau4-recent-kappa10-seed1",
+			"title, want the configuration nearest the reference (quadratic, τ = 4, recent, κ = 10, seed 1)")
 		for _, p := range f.Panels {
-			if !p.X.Log {
-				t.Errorf("panel %q: linear x; H + 1 = 111 ≥ 100 asks for log x", p.Title)
-			}
+			assert.True(t, p.X.Log, "panel %q: linear x; H + 1 = 111 ≥ 100 asks for log x", p.Title)
 			for _, s := range p.Series {
-				if s.Name == "Oracle replay" {
-					t.Errorf("panel %q draws the oracle, which is 0 at every step", p.Title)
-				}
+				assert.NotEqual(t, "Oracle replay", s.Name, "panel %q draws the oracle, which is 0 at every step", p.Title)
 				if s.X[0] != 1 || s.X[len(s.X)-1] != 111 {
 					t.Errorf("series %s: x from %v to %v, want k + 1 from 1 to 111", s.Name, s.X[0], s.X[len(s.X)-1])
 				}
 			}
 		}
-		if !strings.Contains(f.Caption, "Oracle replay") {
-			t.Errorf("caption does not say the oracle is not drawn: %q", f.Caption)
-		}
+		assert.Contains(t, f.Caption, "Oracle replay", "the caption must say the oracle is not drawn")
 	})
 	t.Run("efficiency floors zero AUCs below every positive one", func(t *testing.T) {
 		f := figureByID(t, bench, "bench-efficiency-quadratic")
-		if len(f.Panels) != 2 {
-			t.Fatalf("%d panels; records without timing have no wall-time panel, want 2", len(f.Panels))
-		}
+		require.Len(t, f.Panels, 2, "panels; records without timing have no wall-time panel")
 		for _, p := range f.Panels {
 			floor := math.NaN()
 			for _, m := range p.Marks {
@@ -207,16 +185,12 @@ func TestFigureData(t *testing.T) {
 				}
 			}
 		}
-		if !strings.Contains(f.Caption, "wall-time panel is left out") {
-			t.Errorf("caption does not say why the wall-time panel is missing: %q", f.Caption)
-		}
+		assert.Contains(t, f.Caption, "wall-time panel is left out", "the caption must say why the wall-time panel is missing")
 	})
 	t.Run("legend names methods as the tables do", func(t *testing.T) {
 		f := figureByID(t, bench, "bench-modes")
 		names, _ := f.legendEntries()
-		if want := methodLabels(r.bench.Records[0]); !slices.Equal(names, want) {
-			t.Errorf("legend %v, want the records' labels %v", names, want)
-		}
+		assert.Equal(t, methodLabels(r.bench.Records[0]), names, "legend, want the records' labels")
 	})
 }
 
@@ -256,9 +230,8 @@ func TestFiguresErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if _, err := Figures(tt.recs, Options{}); !errors.Is(err, ErrRecords) {
-				t.Fatalf("Figures: %v, want ErrRecords", err)
-			}
+			_, err := Figures(tt.recs, Options{})
+			require.ErrorIs(t, err, ErrRecords)
 		})
 	}
 }
@@ -281,16 +254,11 @@ func TestFiguresWithoutSeries(t *testing.T) {
 	}
 	for _, o := range set.Omitted {
 		omitted = append(omitted, o.ID)
-		if !strings.Contains(o.Reason, "series") {
-			t.Errorf("omission %s: reason %q does not mention the missing series", o.ID, o.Reason)
-		}
+		assert.Contains(t, o.Reason, "series", "omission %s: the reason must mention the missing series", o.ID)
 	}
-	if want := []string{"decay-rates-quadratic", "decay-rates-logistic", "decay-heatmap-quadratic", "decay-heatmap-logistic", "decay-mode-summary"}; !slices.Equal(ids, want) {
-		t.Errorf("figures %v, want the summary figures %v", ids, want)
-	}
-	if len(omitted) != 8 {
-		t.Errorf("omitted %v, want the 8 series figures", omitted)
-	}
+	assert.Equal(t, []string{"decay-rates-quadratic", "decay-rates-logistic", "decay-heatmap-quadratic", "decay-heatmap-logistic", "decay-mode-summary"},
+		ids, "figures, want the summary figures")
+	assert.Len(t, omitted, 8, "omitted, want the 8 series figures")
 }
 
 func TestSeriesConfigs(t *testing.T) {
@@ -312,9 +280,7 @@ func TestSeriesConfigs(t *testing.T) {
 			for _, i := range SeriesConfigs(tt.grid, tt.ref) {
 				got = append(got, tt.grid.Configs[i].ID())
 			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("SeriesConfigs = %v, want %v", got, tt.want)
-			}
+			assert.Equal(t, tt.want, got, "SeriesConfigs")
 		})
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/experiment"
@@ -63,9 +64,7 @@ type runs struct{ decay, bench *experiment.Results }
 func fixed(t *testing.T) runs {
 	t.Helper()
 	r, err := fixedRuns()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return r
 }
 
@@ -115,28 +114,16 @@ func compareJSON(path string, got, want any) error {
 func checkGolden(t *testing.T, name string, v any) {
 	t.Helper()
 	b, err := json.MarshalIndent(v, "", " ")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	path := filepath.Join("testdata", name)
 	if *update {
-		if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(path, append(b, '\n'), 0o644))
 		return
 	}
 	wantB, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatalf("%v (run go test ./report -run %s -update to create it)", err, t.Name())
-	}
+	require.NoError(t, err, "run go test ./report -run %s -update to create it", t.Name())
 	var got, want any
-	if err := json.Unmarshal(b, &got); err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(wantB, &want); err != nil {
-		t.Fatalf("%s: %v", path, err)
-	}
-	if err := compareJSON("$", got, want); err != nil {
-		t.Fatalf("%s differs (run with -update if the change is intended): %v", path, err)
-	}
+	require.NoError(t, json.Unmarshal(b, &got))
+	require.NoError(t, json.Unmarshal(wantB, &want), "%s", path)
+	require.NoError(t, compareJSON("$", got, want), "%s differs (run with -update if the change is intended)", path)
 }

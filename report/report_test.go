@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"encoding/xml"
-	"errors"
 	"fmt"
 	stdhtml "html"
 	"image/png"
@@ -16,6 +15,9 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/experiment"
 	"unlearn/internal/atomicfile"
@@ -31,29 +33,23 @@ func checkSVG(t *testing.T, name string, b []byte) {
 		if err == io.EOF {
 			break
 		}
-		if err != nil {
-			t.Fatalf("%s: not well-formed XML: %v", name, err)
-		}
+		require.NoError(t, err, "%s: not well-formed XML", name)
 		if se, ok := tok.(xml.StartElement); ok && root == "" {
 			root = se.Name.Local
 		}
 	}
-	if root != "svg" {
-		t.Fatalf("%s: root element %q, want svg", name, root)
-	}
+	require.Equal(t, "svg", root, "%s: root element", name)
 }
 
 // checkPNG decodes b as PNG and checks that it is at least one panel big.
 func checkPNG(t *testing.T, name string, b []byte) {
 	t.Helper()
 	img, err := png.Decode(bytes.NewReader(b))
-	if err != nil {
-		t.Fatalf("%s: not a PNG: %v", name, err)
-	}
+	require.NoError(t, err, "%s: not a PNG", name)
 	// A panel is 4.4 × 3.4 in at DPI dots per inch.
-	if sz := img.Bounds().Size(); sz.X < int(4.4*DPI) || sz.Y < int(3.4*DPI) {
-		t.Fatalf("%s: %v pixels, smaller than one panel", name, sz)
-	}
+	sz := img.Bounds().Size()
+	require.GreaterOrEqual(t, sz.X, int(4.4*DPI), "%s: width in pixels, smaller than one panel", name)
+	require.GreaterOrEqual(t, sz.Y, int(3.4*DPI), "%s: height in pixels, smaller than one panel", name)
 }
 
 // quadraticOnly returns the results restricted to the quadratic stream:
@@ -79,13 +75,9 @@ func TestReportWrite(t *testing.T) {
 			res := *tt.res
 			res.Manifest.Provenance = &experiment.Provenance{Command: []string{"unlearn", tt.name, "--out", "x"}, Version: "test"}
 			rep, err := FromResults(&res, "x", Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			dir := filepath.Join(t.TempDir(), "report")
-			if err := rep.Write(dir); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, rep.Write(dir))
 			html := readFile(t, filepath.Join(dir, HTMLFile))
 			md := string(readFile(t, filepath.Join(dir, MarkdownFile)))
 			// The embedded images, attribute entities (html/template writes
@@ -98,9 +90,8 @@ func TestReportWrite(t *testing.T) {
 				t.Run(f.ID, func(t *testing.T) {
 					p := readFile(t, filepath.Join(dir, FiguresDir, f.ID+".png"))
 					s := readFile(t, filepath.Join(dir, FiguresDir, f.ID+".svg"))
-					if len(p) == 0 || len(s) == 0 {
-						t.Fatal("empty figure file")
-					}
+					require.NotEmpty(t, p, "empty PNG file")
+					require.NotEmpty(t, s, "empty SVG file")
 					checkPNG(t, f.ID+".png", p)
 					checkSVG(t, f.ID+".svg", s)
 					// The page embeds exactly this PNG.
@@ -136,12 +127,9 @@ func TestReportWrite(t *testing.T) {
 			})
 			t.Run("figures.json is the figure data", func(t *testing.T) {
 				var got Set
-				if err := json.Unmarshal(readFile(t, filepath.Join(dir, DataFile)), &got); err != nil {
-					t.Fatal(err)
-				}
-				if len(got.Figures) != len(rep.Figures.Figures) || got.Figures[0].ID != rep.Figures.Figures[0].ID {
-					t.Fatalf("figures.json holds %d figures, want %d", len(got.Figures), len(rep.Figures.Figures))
-				}
+				require.NoError(t, json.Unmarshal(readFile(t, filepath.Join(dir, DataFile)), &got))
+				require.Equal(t, len(rep.Figures.Figures), len(got.Figures), "figures in figures.json")
+				require.Equal(t, rep.Figures.Figures[0].ID, got.Figures[0].ID, "first figure in figures.json")
 			})
 		})
 	}
@@ -158,16 +146,12 @@ func TestReportFromRecord(t *testing.T) {
 	rec2 := *rec
 	rec2.Provenance = &experiment.Provenance{Command: []string{"unlearn", "run", "--out", "run.json"}, Version: "test"}
 	rep, err := FromRecord(&rec2, "run.json", Options{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(rep.Tables) != 1 || rep.Tables[0].Name != "run" {
-		t.Errorf("tables %v, want the run table", rep.Tables)
+	require.NoError(t, err)
+	if assert.Len(t, rep.Tables, 1, "tables, want the run table") {
+		assert.Equal(t, "run", rep.Tables[0].Name, "table")
 	}
 	var b bytes.Buffer
-	if err := rep.WriteMarkdown(&b); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, rep.WriteMarkdown(&b))
 	for _, want := range []string{"unlearn run --out run.json", "bench-trajectories", fmt.Sprintf("U = %v", rec.U)} {
 		if !strings.Contains(b.String(), want) {
 			t.Errorf("report of a record lacks %q", want)
@@ -178,9 +162,7 @@ func TestReportFromRecord(t *testing.T) {
 func readFile(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -204,12 +186,8 @@ func TestDeterministic(t *testing.T) {
 				write func(io.Writer) error
 			}{{"png", f.WritePNG}, {"svg", f.WriteSVG}} {
 				var a, b bytes.Buffer
-				if err := w.write(&a); err != nil {
-					t.Fatal(err)
-				}
-				if err := w.write(&b); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, w.write(&a))
+				require.NoError(t, w.write(&b))
 				if !bytes.Equal(a.Bytes(), b.Bytes()) {
 					t.Errorf("%s differs between two renderings", w.ext)
 				}
@@ -219,12 +197,8 @@ func TestDeterministic(t *testing.T) {
 	t.Run("report folder", func(t *testing.T) {
 		rep := smallReport([]*Figure{figureByID(t, decay, "decay-mass-quadratic")})
 		a, b := filepath.Join(t.TempDir(), "a"), filepath.Join(t.TempDir(), "b")
-		if err := rep.Write(a); err != nil {
-			t.Fatal(err)
-		}
-		if err := rep.Write(b); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, rep.Write(a))
+		require.NoError(t, rep.Write(b))
 		files := []string{HTMLFile, MarkdownFile, DataFile}
 		for _, f := range rep.Figures.Figures {
 			files = append(files, filepath.Join(FiguresDir, f.ID+".png"), filepath.Join(FiguresDir, f.ID+".svg"))
@@ -247,21 +221,13 @@ func TestReportWriteRefusesForeignFolders(t *testing.T) {
 	rep := smallReport([]*Figure{figureByID(t, mustFigures(t, r.decay.Records), "decay-rates-quadratic")})
 	dir := t.TempDir()
 	keep := filepath.Join(dir, "thesis.tex")
-	if err := os.WriteFile(keep, []byte("precious"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	if err := rep.Write(dir); !errors.Is(err, atomicfile.ErrNotReplaceable) {
-		t.Fatalf("Write into a foreign folder: %v, want ErrNotReplaceable", err)
-	}
-	if string(readFile(t, keep)) != "precious" {
-		t.Fatal("a refused Write touched the folder")
-	}
+	require.NoError(t, os.WriteFile(keep, []byte("precious"), 0o644))
+	require.ErrorIs(t, rep.Write(dir), atomicfile.ErrNotReplaceable, "Write into a foreign folder")
+	require.Equal(t, "precious", string(readFile(t, keep)), "a refused Write touched the folder")
 	// A previous report is replaced.
 	out := filepath.Join(dir, "report")
 	for range 2 {
-		if err := rep.Write(out); err != nil {
-			t.Fatalf("writing over a previous report: %v", err)
-		}
+		require.NoError(t, rep.Write(out), "writing over a previous report")
 	}
 }
 
@@ -294,14 +260,12 @@ func TestValidate(t *testing.T) {
 			f := ok()
 			tt.mutate(f)
 			err := f.Validate()
-			if tt.ok != (err == nil) {
-				t.Fatalf("Validate = %v, want ok = %v", err, tt.ok)
-			}
-			if err != nil && !errors.Is(err, ErrFigure) {
-				t.Fatalf("Validate = %v, want ErrFigure", err)
-			}
-			if err := f.WritePNG(io.Discard); tt.ok != (err == nil) {
-				t.Fatalf("WritePNG = %v, want ok = %v", err, tt.ok)
+			if tt.ok {
+				require.NoError(t, err, "Validate")
+				require.NoError(t, f.WritePNG(io.Discard), "WritePNG")
+			} else {
+				require.ErrorIs(t, err, ErrFigure, "Validate")
+				require.Error(t, f.WritePNG(io.Discard), "WritePNG")
 			}
 		})
 	}

@@ -4,6 +4,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -13,32 +15,24 @@ func TestOpString(t *testing.T) {
 		want string
 	}{{Insert, "insert"}, {Delete, "delete"}, {0, "Op(0)"}, {9, "Op(9)"}} {
 		t.Run(tt.want, func(t *testing.T) {
-			if got := tt.op.String(); got != tt.want {
-				t.Errorf("String() = %q, want %q", got, tt.want)
-			}
+			assert.Equal(t, tt.want, tt.op.String())
 		})
 	}
 }
 
 func TestIDSet(t *testing.T) {
 	s := NewIDSet(5, -1, 3, 5)
-	if got, want := s.Sorted(), []int64{-1, 3, 5}; !slices.Equal(got, want) {
-		t.Errorf("Sorted() = %v, want %v", got, want)
-	}
-	if !s.Has(3) || s.Has(4) {
-		t.Error("Has is wrong")
-	}
-	if !s.Meets([]int64{9, 8, 5}) || s.Meets([]int64{9, 8}) || s.Meets(nil) {
-		t.Error("Meets is wrong")
-	}
+	assert.Equal(t, []int64{-1, 3, 5}, s.Sorted(), "Sorted()")
+	assert.True(t, s.Has(3), "Has(3)")
+	assert.False(t, s.Has(4), "Has(4)")
+	assert.True(t, s.Meets([]int64{9, 8, 5}), "Meets([9 8 5])")
+	assert.False(t, s.Meets([]int64{9, 8}), "Meets([9 8])")
+	assert.False(t, s.Meets(nil), "Meets(nil)")
 	s.Add(4)
-	if !s.Has(4) {
-		t.Error("Add(4) did not add")
-	}
+	assert.True(t, s.Has(4), "Add(4) did not add")
 	var zero IDSet
-	if zero.Has(1) || len(zero.Sorted()) != 0 {
-		t.Error("the zero IDSet is not an empty set")
-	}
+	assert.False(t, zero.Has(1), "the zero IDSet has 1")
+	assert.Empty(t, zero.Sorted(), "the zero IDSet is not an empty set")
 }
 
 // sampleEvents is a small valid logistic history with deletes.
@@ -85,31 +79,22 @@ func TestCounterfactual(t *testing.T) {
 			in := sampleEvents()
 			before := slices.Clone(in)
 			got := Counterfactual(in, tt.u)
-			if !slices.Equal(ids(got), tt.wantIDs) {
-				t.Errorf("ids = %v, want %v", ids(got), tt.wantIDs)
-			}
+			assert.Equal(t, tt.wantIDs, ids(got), "ids")
 			ops := make([]Op, len(got))
 			for i, e := range got {
 				ops[i] = e.Op
 			}
-			if !slices.Equal(ops, tt.wantOps) {
-				t.Errorf("ops = %v, want %v", ops, tt.wantOps)
-			}
-			if !slices.EqualFunc(in, before, func(a, b Event) bool { return a.ID == b.ID && a.Op == b.Op }) {
-				t.Error("Counterfactual modified its input")
-			}
+			assert.Equal(t, tt.wantOps, ops, "ops")
+			assert.True(t, slices.EqualFunc(in, before, func(a, b Event) bool { return a.ID == b.ID && a.Op == b.Op }),
+				"Counterfactual modified its input")
 		})
 	}
 }
 
 func TestInsertAndDeletedIDs(t *testing.T) {
 	ev := sampleEvents()
-	if got, want := InsertIDs(ev), []int64{1, 2, 3, 4, 5}; !slices.Equal(got, want) {
-		t.Errorf("InsertIDs = %v, want %v", got, want)
-	}
-	if got, want := DeletedIDs(ev).Sorted(), []int64{1, 3}; !slices.Equal(got, want) {
-		t.Errorf("DeletedIDs = %v, want %v", got, want)
-	}
+	assert.Equal(t, []int64{1, 2, 3, 4, 5}, InsertIDs(ev), "InsertIDs")
+	assert.Equal(t, []int64{1, 3}, DeletedIDs(ev).Sorted(), "DeletedIDs")
 }
 
 // validStream draws a random valid event sequence of a d-dimensional
@@ -141,23 +126,15 @@ func TestCounterfactualProperty(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const d = 2
 		loss, err := NewLogistic(d, 0.05)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		events := validStream(t, d)
-		if err := Validate(loss, events); err != nil {
-			t.Fatalf("generated stream invalid: %v", err)
-		}
+		require.NoError(t, Validate(loss, events), "generated stream invalid")
 		// U mixes ids of the stream and ids that are not in it.
 		u := NewIDSet(rapid.SliceOf(rapid.Int64Range(-1100, 1100)).Draw(t, "U")...)
 		cf := Counterfactual(events, u)
-		if err := Validate(loss, cf); err != nil {
-			t.Fatalf("counterfactual invalid: %v", err)
-		}
+		require.NoError(t, Validate(loss, cf), "counterfactual invalid")
 		for _, e := range cf {
-			if u.Has(e.ID) {
-				t.Fatalf("counterfactual contains id %d of U", e.ID)
-			}
+			require.False(t, u.Has(e.ID), "counterfactual contains id %d of U", e.ID)
 		}
 		// cf is exactly the subsequence of events with id ∉ U, in order.
 		j := 0
@@ -173,8 +150,6 @@ func TestCounterfactualProperty(t *testing.T) {
 			}
 			j++
 		}
-		if j != len(cf) {
-			t.Fatalf("counterfactual has %d events, want %d", len(cf), j)
-		}
+		require.Equal(t, j, len(cf), "events in the counterfactual")
 	})
 }

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
@@ -123,23 +125,15 @@ func TestReadErrors(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			h, err := Read(strings.NewReader(tt.in))
-			if err == nil {
-				t.Fatalf("Read accepted %q (%d events)", tt.in, len(h.Events))
-			}
+			_, err := Read(strings.NewReader(tt.in))
+			require.Error(t, err, "Read accepted %q", tt.in)
 			var le *LineError
-			if !errors.As(err, &le) {
-				t.Fatalf("error %v is not a *LineError", err)
-			}
-			if le.Line != tt.line || le.Field != tt.field {
-				t.Errorf("LineError{Line: %d, Field: %q}, want {%d, %q}; error: %v", le.Line, le.Field, tt.line, tt.field, err)
-			}
-			if !errors.Is(err, tt.sentinel) {
-				t.Errorf("error %v does not wrap %v", err, tt.sentinel)
-			}
-			if !strings.HasPrefix(err.Error(), fmt.Sprintf("line %d", tt.line)) {
-				t.Errorf("message %q does not start with the line number", err.Error())
-			}
+			require.ErrorAs(t, err, &le)
+			assert.Equal(t, tt.line, le.Line, "LineError.Line; error: %v", err)
+			assert.Equal(t, tt.field, le.Field, "LineError.Field; error: %v", err)
+			assert.ErrorIs(t, err, tt.sentinel)
+			assert.True(t, strings.HasPrefix(err.Error(), fmt.Sprintf("line %d", tt.line)),
+				"message %q does not start with the line number", err.Error())
 		})
 	}
 }
@@ -151,19 +145,16 @@ func TestReadAccepts(t *testing.T) {
 		check func(t *testing.T, h *History)
 	}{
 		{"no final newline", lHeader + "\n" + lInsert, func(t *testing.T, h *History) {
-			if len(h.Events) != 1 {
-				t.Errorf("%d events, want 1", len(h.Events))
-			}
+			assert.Len(t, h.Events, 1)
 		}},
 		{"CRLF", lHeader + "\r\n" + lInsert + "\r\n" + `{"op":"delete","id":1}` + "\r\n", func(t *testing.T, h *History) {
-			if len(h.Events) != 2 || h.Events[1].Op != Delete {
-				t.Errorf("events = %+v, want an insert and a delete", h.Events)
-			}
+			require.Len(t, h.Events, 2)
+			assert.Equal(t, Insert, h.Events[0].Op)
+			assert.Equal(t, Delete, h.Events[1].Op)
 		}},
 		{"header only", lHeader + "\n", func(t *testing.T, h *History) {
-			if len(h.Events) != 0 || h.Loss.Kind() != KindLogistic {
-				t.Errorf("got %d events, loss %v", len(h.Events), h.Loss.Kind())
-			}
+			assert.Empty(t, h.Events)
+			assert.Equal(t, KindLogistic, h.Loss.Kind())
 		}},
 		{"any field order and whitespace", lines(
 			` { "lambda" : 0.05 , "d":2, "kind":"logistic","format":"olbfgs-stream/v1" } `,
@@ -173,9 +164,7 @@ func TestReadAccepts(t *testing.T) {
 			}
 		}},
 		{"escaped key and value", lines(lHeader, `{"\u006fp":"in\u0073ert","id":1,"x":[1,2],"y":1}`), func(t *testing.T, h *History) {
-			if h.Events[0].Op != Insert {
-				t.Errorf("op = %v, want insert", h.Events[0].Op)
-			}
+			assert.Equal(t, Insert, h.Events[0].Op)
 		}},
 		{"y = 1.0 and -1E0", lines(lHeader, `{"op":"insert","id":1,"x":[1,2],"y":1.0}`, `{"op":"insert","id":2,"x":[1,2],"y":-1E0}`),
 			func(t *testing.T, h *History) {
@@ -194,9 +183,7 @@ func TestReadAccepts(t *testing.T) {
 			}},
 		{"alpha bounds", lines(qHeader, `{"op":"insert","id":1,"a":[1,2],"alpha":0}`, `{"op":"insert","id":2,"a":[1,2],"alpha":1}`),
 			func(t *testing.T, h *History) {
-				if len(h.Events) != 2 {
-					t.Errorf("%d events", len(h.Events))
-				}
+				assert.Len(t, h.Events, 2)
 			}},
 		{"metadata preserved", hdr(`"kind":"logistic","d":2,"lambda":0.05,"seed":18446744073709551615,"note":"κ \"drift\"","nested":{"a":[1,{"b":null}],"t":true}`),
 			func(t *testing.T, h *History) {
@@ -205,26 +192,21 @@ func TestReadAccepts(t *testing.T) {
 					"note":   `"κ \"drift\""`,
 					"nested": `{"a":[1,{"b":null}],"t":true}`,
 				}
-				if len(h.Header.Meta) != len(want) {
-					t.Errorf("Meta = %v", h.Header.Meta)
-				}
+				assert.Len(t, h.Header.Meta, len(want))
 				for k, v := range want {
-					if got := string(h.Header.Meta[k]); got != v {
-						t.Errorf("Meta[%q] = %s, want %s", k, got, v)
-					}
+					assert.Equal(t, v, string(h.Header.Meta[k]), "Meta[%q]", k)
 				}
 				var seed uint64
-				if ok, err := h.Header.MetaValue("seed", &seed); !ok || err != nil || seed != math.MaxUint64 {
-					t.Errorf("MetaValue(seed) = %v, %v, %v", seed, ok, err)
-				}
+				ok, err := h.Header.MetaValue("seed", &seed)
+				assert.NoError(t, err, "MetaValue(seed)")
+				assert.True(t, ok, "MetaValue(seed) did not find the key")
+				assert.Equal(t, uint64(math.MaxUint64), seed, "MetaValue(seed)")
 			}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, err := Read(strings.NewReader(tt.in))
-			if err != nil {
-				t.Fatalf("Read: %v", err)
-			}
+			require.NoError(t, err, "Read")
 			tt.check(t, h)
 		})
 	}
@@ -236,13 +218,9 @@ func TestReadLongLines(t *testing.T) {
 	r := newTestRand(7)
 	events := []Event{InsertEvent(1, randomVec(r, d), 1), InsertEvent(2, randomVec(r, d), -1)}
 	h, err := NewHistory(Header{Format: FormatV1, Kind: KindLogistic, D: d, Lambda: 0.05}, events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h2, raw := roundTrip(t, h)
-	if len(raw) < 2*(64<<10) {
-		t.Fatalf("test stream is only %d bytes; it must exceed the buffer", len(raw))
-	}
+	require.GreaterOrEqual(t, len(raw), 2*(64<<10), "test stream bytes: it must exceed the buffer")
 	if diff := diffHistory(h, h2); diff != "" {
 		t.Error(diff)
 	}
@@ -252,13 +230,9 @@ func TestWriteFormat(t *testing.T) {
 	h, err := NewHistory(Header{Kind: KindQuadratic, D: 2, H0: [][]float64{{2, 0.5}, {0.5, 1}}, H1: [][]float64{{1e-7, 0}, {0, 1e21}},
 		Meta: map[string]json.RawMessage{"seed": json.RawMessage(`7`), "a_note": json.RawMessage(" [1, \n 2] ")}},
 		[]Event{InsertEvent(1, []float64{0.1, -3}, 0.25), DeleteEvent(1), InsertEvent(2, []float64{1e-7, 123456789}, 1)})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var buf bytes.Buffer
-	if err := Write(&buf, h); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, Write(&buf, h))
 	// Known fields in fixed order, then Meta keys ascending and compacted;
 	// floats as encoding/json writes them.
 	want := lines(
@@ -266,28 +240,21 @@ func TestWriteFormat(t *testing.T) {
 		`{"op":"insert","id":1,"a":[0.1,-3],"alpha":0.25}`,
 		`{"op":"delete","id":1}`,
 		`{"op":"insert","id":2,"a":[1e-7,123456789],"alpha":1}`)
-	if got := buf.String(); got != want {
-		t.Errorf("Write =\n%s\nwant\n%s", got, want)
-	}
+	assert.Equal(t, want, buf.String(), "Write")
 	// The float format is encoding/json's.
 	for _, f := range []float64{0, 1, -0.5, 1e-6, 9.99e-7, 1e20, 1e21, 123.456e-300, math.MaxFloat64, 5e-324} {
 		got, err := appendFloat(nil, f)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want, _ := json.Marshal(f)
-		if string(got) != string(want) {
-			t.Errorf("appendFloat(%v) = %s, encoding/json writes %s", f, got, want)
-		}
+		require.NoError(t, err)
+		want, err := json.Marshal(f)
+		require.NoError(t, err)
+		assert.Equal(t, string(want), string(got), "appendFloat(%v) must write what encoding/json writes", f)
 	}
 }
 
 func TestWriteErrors(t *testing.T) {
 	lg := func() *History {
 		h, err := NewHistory(Header{Kind: KindLogistic, D: 2, Lambda: 0.05}, []Event{InsertEvent(1, []float64{1, 2}, 1)})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		return h
 	}
 	tests := []struct {
@@ -315,20 +282,21 @@ func TestWriteErrors(t *testing.T) {
 			h := lg()
 			tt.edit(h)
 			err := Write(&bytes.Buffer{}, h)
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 			var ee *EventError
-			if isEvent := errors.As(err, &ee); isEvent != (tt.event >= 0) || (isEvent && ee.Index != tt.event) {
-				t.Errorf("error %v: want event index %d", err, tt.event)
+			if tt.event < 0 {
+				assert.NotErrorAs(t, err, &ee, "a header error")
+				return
 			}
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, tt.event, ee.Index, "index of the bad event")
 		})
 	}
 	t.Run("lambda in a quadratic header", func(t *testing.T) {
 		h, err := GenerateQuadratic(QuadraticOptions{D: 2, T: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		h.Header.Lambda = 0.05
-		assertSentinel(t, Write(&bytes.Buffer{}, h), ErrFormat)
+		require.ErrorIs(t, Write(&bytes.Buffer{}, h), ErrFormat)
 	})
 }
 
@@ -347,9 +315,7 @@ func TestRoundTripGenerated(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			h, err := tt.gen()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Add deletions, so the round trip covers both ops.
 			h.Events = append(h.Events, DeleteEvent(3), DeleteEvent(1))
 			h2, raw := roundTrip(t, h)
@@ -408,9 +374,7 @@ func randomHistory(t *rapid.T) *History {
 			default:
 				v = map[string]any{"list": []any{true, nil, rapid.Int64().Draw(t, "metaInt")}}
 			}
-			if err := h.SetMeta(key, v); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, h.SetMeta(key, v))
 		}
 	}
 	var events []Event
@@ -428,9 +392,7 @@ func randomHistory(t *rapid.T) *History {
 		events = append(events, InsertEvent(next, rapid.SliceOfN(anyFloat, d, d).Draw(t, "v"), scalar.Draw(t, "s")))
 	}
 	hist, err := NewHistory(h, events)
-	if err != nil {
-		t.Fatalf("random history invalid: %v", err)
-	}
+	require.NoError(t, err, "random history invalid")
 	return hist
 }
 
@@ -446,22 +408,16 @@ func TestRoundTripProperty(t *testing.T) {
 
 func TestHeaderJSON(t *testing.T) {
 	h, err := GenerateQuadratic(QuadraticOptions{D: 3, T: 1, Seed: 5})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// As the olbfgs snapshot uses it: embedded, indented, decoded back.
 	doc, err := json.MarshalIndent(struct {
 		Stream Header `json:"stream"`
 	}{h.Header}, "", "  ")
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var back struct {
 		Stream Header `json:"stream"`
 	}
-	if err := json.Unmarshal(doc, &back); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, json.Unmarshal(doc, &back))
 	h2 := &History{Header: back.Stream, Loss: h.Loss}
 	if diff := diffHistory(&History{Header: h.Header, Loss: h.Loss}, h2); diff != "" {
 		t.Errorf("header JSON round trip: %s", diff)
@@ -469,52 +425,44 @@ func TestHeaderJSON(t *testing.T) {
 	t.Run("strict", func(t *testing.T) {
 		var hh Header
 		err := json.Unmarshal([]byte(`{"format":"olbfgs-stream/v1","kind":"logistic","d":2,"lambda":null}`), &hh)
-		assertSentinel(t, err, ErrFormat)
+		require.ErrorIs(t, err, ErrFormat)
 	})
 }
 
 func TestReadWriteFile(t *testing.T) {
 	dir := t.TempDir()
 	h, err := GenerateLogistic(LogisticOptions{D: 3, T: 20, Seed: 9})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	path := filepath.Join(dir, "s.jsonl")
-	if err := WriteFile(path, h); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, WriteFile(path, h))
 	h2, err := ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if diff := diffHistory(h, h2); diff != "" {
 		t.Error(diff)
 	}
 	t.Run("failed write leaves the old file", func(t *testing.T) {
 		bad, _ := GenerateLogistic(LogisticOptions{D: 3, T: 2})
 		bad.Events[1].Sample.V = []float64{math.NaN(), 0, 0}
-		assertSentinel(t, WriteFile(path, bad), ErrNonFinite)
-		if h3, err := ReadFile(path); err != nil || diffHistory(h, h3) != "" {
-			t.Errorf("file changed after a failed write (%v)", err)
+		require.ErrorIs(t, WriteFile(path, bad), ErrNonFinite)
+		if h3, err := ReadFile(path); assert.NoError(t, err, "file unreadable after a failed write") {
+			assert.Empty(t, diffHistory(h, h3), "file changed after a failed write")
 		}
-		if ents, _ := os.ReadDir(dir); len(ents) != 1 {
-			t.Errorf("directory holds %d entries, want 1", len(ents))
-		}
+		ents, err := os.ReadDir(dir)
+		require.NoError(t, err)
+		assert.Len(t, ents, 1, "directory entries")
 	})
 	t.Run("missing file", func(t *testing.T) {
 		_, err := ReadFile(filepath.Join(dir, "nope.jsonl"))
-		assertSentinel(t, err, os.ErrNotExist)
+		require.ErrorIs(t, err, os.ErrNotExist)
 	})
 	t.Run("error names file and line", func(t *testing.T) {
 		bad := filepath.Join(dir, "bad.jsonl")
-		if err := os.WriteFile(bad, []byte(lines(lHeader, lInsert, `{"op":"delete","id":5}`)), 0o600); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, os.WriteFile(bad, []byte(lines(lHeader, lInsert, `{"op":"delete","id":5}`)), 0o600))
 		_, err := ReadFile(bad)
 		var le *LineError
-		if !errors.As(err, &le) || le.Line != 3 || !strings.Contains(err.Error(), "bad.jsonl") {
-			t.Errorf("error = %v, want a line-3 error naming the file", err)
-		}
+		require.ErrorAs(t, err, &le)
+		assert.Equal(t, 3, le.Line, "line of the error")
+		assert.ErrorContains(t, err, "bad.jsonl", "the error must name the file")
 	})
 }
 
@@ -522,10 +470,10 @@ func TestReadIOError(t *testing.T) {
 	errDisk := errors.New("disk on fire")
 	r := &failingReader{data: []byte(lines(lHeader, lInsert)), err: errDisk}
 	_, err := Read(r)
+	require.ErrorIs(t, err, errDisk, "the reader's error must be wrapped")
 	var le *LineError
-	if !errors.Is(err, errDisk) || !errors.As(err, &le) || le.Line != 3 {
-		t.Errorf("error = %v, want a *LineError at line 3 wrapping the reader's error", err)
-	}
+	require.ErrorAs(t, err, &le)
+	assert.Equal(t, 3, le.Line, "line of the error")
 }
 
 // failingReader returns data, then err.
@@ -554,13 +502,9 @@ func benchStream(b *testing.B, kind Kind) []byte {
 	} else {
 		h, err = GenerateLogistic(LogisticOptions{Seed: 1})
 	}
-	if err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, err)
 	var buf bytes.Buffer
-	if err := Write(&buf, h); err != nil {
-		b.Fatal(err)
-	}
+	require.NoError(b, Write(&buf, h))
 	return buf.Bytes()
 }
 
@@ -584,9 +528,7 @@ func BenchmarkWrite(b *testing.B) {
 		b.Run(fmt.Sprintf("%s/d=25/T=5000", kind), func(b *testing.B) {
 			data := benchStream(b, kind)
 			h, err := Read(bytes.NewReader(data))
-			if err != nil {
-				b.Fatal(err)
-			}
+			require.NoError(b, err)
 			b.SetBytes(int64(len(data)))
 			b.ReportAllocs()
 			for b.Loop() {

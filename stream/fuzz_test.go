@@ -9,6 +9,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // sentinels are the errors Read may wrap.
@@ -34,12 +37,10 @@ func FuzzRead(f *testing.F) {
 		h, err := Read(bytes.NewReader(data))
 		if err != nil {
 			var le *LineError
-			if !errors.As(err, &le) {
-				t.Fatalf("error %v is not a *LineError", err)
-			}
-			if n := bytes.Count(data, []byte("\n")) + 1; le.Line < 1 || le.Line > n {
-				t.Fatalf("error line %d outside [1, %d]: %v", le.Line, n, err)
-			}
+			require.ErrorAs(t, err, &le)
+			n := bytes.Count(data, []byte("\n")) + 1
+			require.GreaterOrEqual(t, le.Line, 1, "error line outside [1, %d]: %v", n, err)
+			require.LessOrEqual(t, le.Line, n, "error line outside [1, %d]: %v", n, err)
 			for _, s := range sentinels {
 				if errors.Is(err, s) {
 					return
@@ -53,9 +54,7 @@ func FuzzRead(f *testing.F) {
 			t.Fatalf("Read(Write(h)) ≠ h: %s", diff)
 		}
 		_, raw2 := roundTrip(t, h2)
-		if !bytes.Equal(raw, raw2) {
-			t.Fatalf("Write is not stable:\n%s\n%s", raw, raw2)
-		}
+		require.Equal(t, string(raw), string(raw2), "Write is not stable")
 	})
 }
 
@@ -68,18 +67,12 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, h *History) {
 	if len(ls[len(ls)-1]) == 0 {
 		ls = ls[:len(ls)-1]
 	}
-	if len(ls) != len(h.Events)+1 {
-		t.Fatalf("%d lines but %d events", len(ls), len(h.Events))
-	}
+	require.Equal(t, len(h.Events)+1, len(ls), "lines, want the header and one per event")
 	for i, line := range ls {
-		if !json.Valid(line) {
-			t.Fatalf("line %d accepted by Read but not valid JSON: %q", i+1, line)
-		}
+		require.True(t, json.Valid(line), "line %d accepted by Read but not valid JSON: %q", i+1, line)
 	}
 	var hdr Header
-	if err := hdr.UnmarshalJSON(ls[0]); err != nil {
-		t.Fatalf("Header.UnmarshalJSON rejects an accepted header: %v", err)
-	}
+	require.NoError(t, hdr.UnmarshalJSON(ls[0]), "Header.UnmarshalJSON rejects an accepted header")
 	for i, line := range ls[1:] {
 		var ev struct {
 			Op    string
@@ -88,9 +81,7 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, h *History) {
 			Alpha *float64
 			Y     *float64
 		}
-		if err := json.Unmarshal(line, &ev); err != nil {
-			t.Fatalf("encoding/json rejects accepted event line %d: %v", i+2, err)
-		}
+		require.NoError(t, json.Unmarshal(line, &ev), "encoding/json rejects accepted event line %d", i+2)
 		e := h.Events[i]
 		v, s := ev.A, ev.Alpha
 		if h.Header.Kind == KindLogistic {
@@ -113,9 +104,7 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, h *History) {
 func TestFuzzCorpus(t *testing.T) {
 	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
 	ents, err := os.ReadDir(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	var valid, invalid int
 	for _, e := range ents {
 		name := e.Name()
@@ -125,24 +114,17 @@ func TestFuzzCorpus(t *testing.T) {
 		}
 		t.Run(name, func(t *testing.T) {
 			raw, err := os.ReadFile(filepath.Join(dir, name))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			body, ok := strings.CutPrefix(string(raw), "go test fuzz v1\n[]byte(")
 			body, ok2 := strings.CutSuffix(body, ")\n")
-			if !ok || !ok2 {
-				t.Fatalf("not a one-value corpus file: %q", raw)
-			}
+			require.True(t, ok && ok2, "not a one-value corpus file: %q", raw)
 			data, err := strconv.Unquote(body)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			_, err = Read(strings.NewReader(data))
-			if isValid && err != nil {
-				t.Errorf("valid seed rejected: %v", err)
-			}
-			if !isValid && err == nil {
-				t.Errorf("invalid seed accepted")
+			if isValid {
+				assert.NoError(t, err, "valid seed rejected")
+			} else {
+				assert.Error(t, err, "invalid seed accepted")
 			}
 		})
 		if isValid {
@@ -151,7 +133,6 @@ func TestFuzzCorpus(t *testing.T) {
 			invalid++
 		}
 	}
-	if valid < 3 || invalid < 10 {
-		t.Errorf("corpus has %d valid and %d invalid seeds; want at least 3 and 10", valid, invalid)
-	}
+	assert.GreaterOrEqual(t, valid, 3, "valid seeds in the corpus")
+	assert.GreaterOrEqual(t, invalid, 10, "invalid seeds in the corpus")
 }

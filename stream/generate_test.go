@@ -1,16 +1,16 @@
 package stream
 
 import (
-	"bytes"
 	"flag"
 	"fmt"
 	"math"
 	"math/rand/v2"
-	"os"
 	"path/filepath"
 	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 )
 
@@ -31,29 +31,22 @@ func TestGenerateDeterminism(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			a, err := tt.gen(1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			b, err := tt.gen(1)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			if diff := diffHistory(a, b); diff != "" {
 				t.Errorf("same seed, different streams: %s", diff)
 			}
 			c, err := tt.gen(2)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			// Seeds enter the header, so compare the data only.
 			c.Header.Meta = a.Header.Meta
 			if diffHistory(a, c) == "" {
 				t.Error("seeds 1 and 2 give the same stream")
 			}
 			for i, e := range a.Events {
-				if e.Op != Insert || e.ID != int64(i+1) {
-					t.Fatalf("event %d is %v id %d, want insert id %d", i, e.Op, e.ID, i+1)
-				}
+				require.Equal(t, Insert, e.Op, "event %d", i)
+				require.Equal(t, int64(i+1), e.ID, "event %d", i)
 			}
 		})
 	}
@@ -80,22 +73,15 @@ func TestGenerateGolden(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.file, func(t *testing.T) {
 			h, err := tt.gen()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			path := filepath.Join("testdata", "golden", tt.file)
 			if *update {
-				if err := WriteFile(path, h); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, WriteFile(path, h))
 			}
 			want, err := ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if len(want.Events) != len(h.Events) || !bytes.Equal(mustMarshal(t, want.Header.Meta), mustMarshal(t, h.Header.Meta)) {
-				t.Fatalf("golden file %s: shape or metadata differ", path)
-			}
+			require.NoError(t, err)
+			require.Equal(t, len(want.Events), len(h.Events), "golden file %s: events", path)
+			require.Equal(t, string(mustMarshal(t, want.Header.Meta)), string(mustMarshal(t, h.Header.Meta)), "golden file %s: metadata", path)
 			const rel = 1e-12
 			for _, m := range []struct{ got, want [][]float64 }{{h.Header.H0, want.Header.H0}, {h.Header.H1, want.Header.H1}} {
 				for i := range m.want {
@@ -118,9 +104,7 @@ func TestGenerateGolden(t *testing.T) {
 func mustMarshal(t *testing.T, v any) []byte {
 	t.Helper()
 	h := Header{Kind: KindLogistic, D: 1}
-	if err := h.SetMeta("v", v); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, h.SetMeta("v", v))
 	return h.Meta["v"]
 }
 
@@ -166,19 +150,13 @@ func TestGeneratedSpectra(t *testing.T) {
 			var mats [][][]float64
 			if tt.scale == 0 {
 				h, err := GenerateQuadratic(QuadraticOptions{D: tt.d, T: 1, Seed: 3, Kappa: tt.kappa, Mu: tt.mu})
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				mats = [][][]float64{h.Header.H0, h.Header.H1}
 			} else {
 				p, err := LogisticOptions{D: tt.d, T: 1, Seed: 3, Kappa: tt.kappa, FeatureScale: tt.scale}.resolve()
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				m, err := newLogisticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				mats = [][][]float64{m.sigma0, m.sigma1}
 			}
 			for k, a := range mats {
@@ -275,9 +253,7 @@ func TestHaarIsUniform(t *testing.T) {
 
 func TestQuadraticModel(t *testing.T) {
 	p, err := QuadraticOptions{D: 10, T: 1, Seed: 4, A0Norm: new(2.5), DeltaA: new(0.7), SigmaA: new(0.0)}.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m := newQuadraticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
 	dot := func(a, b []float64) (s float64) {
 		for i := range a {
@@ -315,13 +291,9 @@ func TestQuadraticModel(t *testing.T) {
 
 func TestQuadraticDriftOff(t *testing.T) {
 	on, err := GenerateQuadratic(QuadraticOptions{D: 4, T: 30, Seed: 8})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	off, err := GenerateQuadratic(QuadraticOptions{D: 4, T: 30, Seed: 8, NoDrift: true})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Same draws: identical matrices and minimizers, α_t = 0 without drift.
 	if !sameMatrix(on.Header.H0, off.Header.H0) || !sameMatrix(on.Header.H1, off.Header.H1) {
 		t.Error("drift changed H0 or H1")
@@ -338,9 +310,10 @@ func TestQuadraticDriftOff(t *testing.T) {
 		}
 	}
 	var drift bool
-	if ok, err := off.Header.MetaValue("drift", &drift); !ok || err != nil || drift {
-		t.Errorf("meta drift = %v (%v, %v), want false", drift, ok, err)
-	}
+	ok, err := off.Header.MetaValue("drift", &drift)
+	assert.NoError(t, err, "meta drift")
+	assert.True(t, ok, "meta drift missing")
+	assert.False(t, drift, "meta drift")
 }
 
 func TestQuadraticNoiseScale(t *testing.T) {
@@ -350,9 +323,7 @@ func TestQuadraticNoiseScale(t *testing.T) {
 	const d, n = 4, 5000
 	sigma := 0.3
 	h, err := GenerateQuadratic(QuadraticOptions{D: d, T: n, Seed: 6, SigmaA: &sigma})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, _ := QuadraticOptions{D: d, T: n, Seed: 6, SigmaA: new(0.0)}.resolve()
 	m := newQuadraticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
 	mean := make([]float64, d)
@@ -376,13 +347,9 @@ func TestLogisticFeatureCovariance(t *testing.T) {
 	// errors; 10 entries at d = 4, with a false-rejection rate of 1e-5 each.
 	const d, n = 4, 40000
 	p, err := LogisticOptions{D: d, T: 1, Seed: 5}.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m, err := newLogisticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	for _, alpha := range []float64{0, 0.5, 1} {
 		t.Run(fmt.Sprintf("alpha=%v", alpha), func(t *testing.T) {
 			r := newTestRand(uint64(alpha * 10))
@@ -424,14 +391,10 @@ func TestLogisticLabels(t *testing.T) {
 	// generator whose labels ignore x fails.
 	const d, n = 5, 20000
 	h, err := GenerateLogistic(LogisticOptions{D: d, T: n, Seed: 12})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p, _ := LogisticOptions{D: d, T: n, Seed: 12}.resolve()
 	m, err := newLogisticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	type group struct{ count, mean, variance float64 }
 	var all, pos, neg group
 	beta := make([]float64, d)
@@ -468,13 +431,9 @@ func TestLogisticLabels(t *testing.T) {
 
 func TestLogisticModel(t *testing.T) {
 	p, err := LogisticOptions{D: 6, T: 1, Seed: 2, Beta0Norm: new(3.0), DeltaBeta: new(0.5)}.resolve()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	m, err := newLogisticModel(rand.New(rand.NewPCG(p.seed, GeneratorStream)), p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	norm := func(v []float64) float64 {
 		var s float64
 		for _, x := range v {
@@ -510,9 +469,7 @@ func TestGenerateMetadata(t *testing.T) {
 		o := QuadraticOptions{D: 3, T: 10, Seed: 77, Kappa: 100, Mu: 2, DeltaA: new(0.0), PeriodA: 50,
 			SigmaA: new(0.2), DeltaH: new(1.0), PeriodH: 60, A0Norm: new(3.0), NoDrift: true}
 		h, err := GenerateQuadratic(o)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		h2, _ := roundTrip(t, h) // metadata survives the file format
 		want := map[string]any{
 			"generator": GeneratorQuadratic, "seed": uint64(77), "T": 10, "kappa": 100.0, "mu": 2.0,
@@ -522,9 +479,7 @@ func TestGenerateMetadata(t *testing.T) {
 	})
 	t.Run("logistic defaults", func(t *testing.T) {
 		h, err := GenerateLogistic(LogisticOptions{D: 2, T: 3})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		h2, _ := roundTrip(t, h)
 		if h2.Header.Lambda != 0.05 {
 			t.Errorf("lambda = %v, want 0.05", h2.Header.Lambda)
@@ -539,9 +494,7 @@ func TestGenerateMetadata(t *testing.T) {
 
 func checkMeta(t *testing.T, h Header, want map[string]any) {
 	t.Helper()
-	if len(h.Meta) != len(want) {
-		t.Errorf("%d meta fields, want %d: %v", len(h.Meta), len(want), h.Meta)
-	}
+	assert.Len(t, h.Meta, len(want), "meta fields")
 	for k, w := range want {
 		var ok bool
 		var err error
@@ -568,8 +521,10 @@ func checkMeta(t *testing.T, h Header, want map[string]any) {
 			ok, err = h.MetaValue(k, &v)
 			got = v
 		}
-		if !ok || err != nil || got != w {
-			t.Errorf("meta %q = %v (present %v, error %v), want %v", k, got, ok, err, w)
+		assert.NoError(t, err, "meta %q", k)
+		assert.True(t, ok, "meta %q missing", k)
+		if got != w { // exact, for every type (floats included)
+			t.Errorf("meta %q = %v, want %v", k, got, w)
 		}
 	}
 }
@@ -580,9 +535,8 @@ func TestDefaultOptionsMatchZeroValue(t *testing.T) {
 	o := DefaultQuadraticOptions()
 	o.T = 20
 	q2, err2 := GenerateQuadratic(o)
-	if err1 != nil || err2 != nil {
-		t.Fatal(err1, err2)
-	}
+	require.NoError(t, err1)
+	require.NoError(t, err2)
 	if diff := diffHistory(q1, q2); diff != "" {
 		t.Errorf("quadratic: %s", diff)
 	}
@@ -590,15 +544,14 @@ func TestDefaultOptionsMatchZeroValue(t *testing.T) {
 	lo := DefaultLogisticOptions()
 	lo.T = 20
 	l2, err2 := GenerateLogistic(lo)
-	if err1 != nil || err2 != nil {
-		t.Fatal(err1, err2)
-	}
+	require.NoError(t, err1)
+	require.NoError(t, err2)
 	if diff := diffHistory(l1, l2); diff != "" {
 		t.Errorf("logistic: %s", diff)
 	}
-	if len(q1.Events) != 20 || q1.Header.D != 25 || len(defaultQuadraticEvents(t)) != 5000 {
-		t.Error("defaults d = 25 / T = 5000 not applied")
-	}
+	assert.Len(t, q1.Events, 20)
+	assert.Equal(t, 25, q1.Header.D, "default d")
+	assert.Equal(t, 5000, len(defaultQuadraticEvents(t)), "default T")
 }
 
 // defaultQuadraticEvents returns the events of a d = 2 quadratic stream with
@@ -606,9 +559,7 @@ func TestDefaultOptionsMatchZeroValue(t *testing.T) {
 func defaultQuadraticEvents(t *testing.T) []Event {
 	t.Helper()
 	h, err := GenerateQuadratic(QuadraticOptions{D: 2})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return h.Events
 }
 
@@ -643,7 +594,7 @@ func TestGenerateOptionErrors(t *testing.T) {
 			} else {
 				_, err = GenerateLogistic(*tt.logi)
 			}
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 		})
 	}
 }
@@ -651,8 +602,6 @@ func TestGenerateOptionErrors(t *testing.T) {
 func TestGoldenFilesExist(t *testing.T) {
 	// Guard against a -update run being the only thing that creates them.
 	for _, f := range []string{"quadratic-d3-T8-seed42.jsonl", "logistic-d3-T8-seed42.jsonl"} {
-		if _, err := os.Stat(filepath.Join("testdata", "golden", f)); err != nil {
-			t.Errorf("golden file missing: %v", err)
-		}
+		assert.FileExists(t, filepath.Join("testdata", "golden", f), "golden file missing")
 	}
 }

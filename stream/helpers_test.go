@@ -2,12 +2,12 @@ package stream
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 )
 
@@ -35,14 +35,6 @@ func assertClose(t testing.TB, what string, got, want, absTol, relTol float64) {
 	t.Helper()
 	if math.IsNaN(got) || math.IsNaN(want) || !scalar.EqualWithinAbsOrRel(got, want, absTol, relTol) {
 		t.Errorf("%s = %v, want %v (abs tol %g, rel tol %g)", what, got, want, absTol, relTol)
-	}
-}
-
-// assertSentinel fails unless err wraps want.
-func assertSentinel(t testing.TB, err, want error) {
-	t.Helper()
-	if !errors.Is(err, want) {
-		t.Fatalf("error = %v, want one wrapping %v", err, want)
 	}
 }
 
@@ -116,21 +108,17 @@ func diffHistory(a, b *History) string {
 
 // fataler is the part of testing.TB and *rapid.T that the helpers need.
 type fataler interface {
+	require.TestingT
 	Helper()
-	Fatalf(format string, args ...any)
 }
 
 // roundTrip writes h and reads it back.
 func roundTrip(t fataler, h *History) (*History, []byte) {
 	t.Helper()
 	var buf bytes.Buffer
-	if err := Write(&buf, h); err != nil {
-		t.Fatalf("Write: %v", err)
-	}
+	require.NoError(t, Write(&buf, h), "Write")
 	out := bytes.Clone(buf.Bytes())
 	h2, err := Read(&buf)
-	if err != nil {
-		t.Fatalf("Read(Write(h)): %v", err)
-	}
+	require.NoError(t, err, "Read(Write(h))")
 	return h2, out
 }

@@ -1,20 +1,18 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
-	"slices"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 )
 
 func TestValidatorErrors(t *testing.T) {
 	q, err := NewQuadratic([][]float64{{1, 0}, {0, 1}}, [][]float64{{2, 0}, {0, 2}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	ok := func(id int64) Event { return InsertEvent(id, []float64{1, 2}, 0.5) }
 	tests := []struct {
 		name     string
@@ -42,31 +40,23 @@ func TestValidatorErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			err := Validate(q, tt.events)
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 			var ee *EventError
-			if !errors.As(err, &ee) {
-				t.Fatalf("error %v is not an *EventError", err)
-			}
-			if ee.Index != tt.index || ee.ID != tt.id || ee.Field != tt.field {
-				t.Errorf("EventError{Index: %d, ID: %d, Field: %q}, want {%d, %d, %q}",
-					ee.Index, ee.ID, ee.Field, tt.index, tt.id, tt.field)
-			}
-			if _, err := NewHistory(Header{Kind: KindQuadratic, D: 2, H0: q.H0(), H1: q.H1()}, tt.events); !errors.Is(err, tt.sentinel) {
-				t.Errorf("NewHistory error = %v, want %v", err, tt.sentinel)
-			}
+			require.ErrorAs(t, err, &ee)
+			assert.Equal(t, tt.index, ee.Index, "EventError.Index")
+			assert.Equal(t, tt.id, ee.ID, "EventError.ID")
+			assert.Equal(t, tt.field, ee.Field, "EventError.Field")
+			_, err = NewHistory(Header{Kind: KindQuadratic, D: 2, H0: q.H0(), H1: q.H1()}, tt.events)
+			assert.ErrorIs(t, err, tt.sentinel, "NewHistory")
 		})
 	}
 }
 
 func TestEventErrorMessage(t *testing.T) {
 	err := &EventError{Index: 2, ID: 9, Field: "x", Err: ErrNonFinite}
-	if got, want := err.Error(), `event 3 (id 9), field "x": non-finite value`; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
+	assert.EqualError(t, err, `event 3 (id 9), field "x": non-finite value`)
 	le := &LineError{Line: 4, Err: ErrFormat}
-	if got, want := le.Error(), "line 4: malformed stream"; got != want {
-		t.Errorf("Error() = %q, want %q", got, want)
-	}
+	assert.EqualError(t, le, "line 4: malformed stream")
 }
 
 func TestNewHistoryHeaderErrors(t *testing.T) {
@@ -84,38 +74,23 @@ func TestNewHistoryHeaderErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewHistory(tt.h, nil)
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 		})
 	}
 }
 
 func TestHistoryPrefixAndCounterfactual(t *testing.T) {
 	h, err := NewHistory(Header{Kind: KindLogistic, D: 2, Lambda: 0.05}, sampleEvents())
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	p := h.Prefix(4)
-	if got, want := ids(p), []int64{1, 2, 3, 1}; !slices.Equal(got, want) {
-		t.Errorf("Prefix(4) ids = %v, want %v", got, want)
-	}
-	if cap(p) != 4 {
-		t.Errorf("cap(Prefix(4)) = %d, want 4 so appends cannot overwrite the history", cap(p))
-	}
+	assert.Equal(t, []int64{1, 2, 3, 1}, ids(p), "Prefix(4) ids")
+	assert.Equal(t, 4, cap(p), "cap(Prefix(4)) must be 4 so appends cannot overwrite the history")
 	cf := h.Counterfactual(NewIDSet(1))
-	if err := Validate(cf.Loss, cf.Events); err != nil {
-		t.Errorf("counterfactual history invalid: %v", err)
-	}
-	if got, want := ids(cf.Events), []int64{2, 3, 4, 3, 5}; !slices.Equal(got, want) {
-		t.Errorf("counterfactual ids = %v, want %v", got, want)
-	}
+	assert.NoError(t, Validate(cf.Loss, cf.Events), "counterfactual history invalid")
+	assert.Equal(t, []int64{2, 3, 4, 3, 5}, ids(cf.Events), "counterfactual ids")
 	for _, bad := range []int{-1, 8} {
 		t.Run(fmt.Sprintf("Prefix(%d) panics", bad), func(t *testing.T) {
-			defer func() {
-				if recover() == nil {
-					t.Errorf("Prefix(%d) did not panic", bad)
-				}
-			}()
-			h.Prefix(bad)
+			assert.Panics(t, func() { h.Prefix(bad) })
 		})
 	}
 }
@@ -127,9 +102,7 @@ func TestValidatorStateMachine(t *testing.T) {
 	rapid.Check(t, func(t *rapid.T) {
 		const d = 3
 		loss, err := NewLogistic(d, 0.05)
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
 		v := NewValidator(loss)
 		inserted, deleted := IDSet{}, IDSet{}
 		var insertedList []int64
@@ -139,19 +112,15 @@ func TestValidatorStateMachine(t *testing.T) {
 			t.Helper()
 			err := v.Check(e)
 			if want == nil {
-				if err != nil {
-					t.Fatalf("Check(%+v) = %v, want nil", e, err)
-				}
+				require.NoError(t, err, "Check(%+v)", e)
 				accepted++
 				return
 			}
-			if !errors.Is(err, want) {
-				t.Fatalf("Check(%+v) = %v, want %v", e, err, want)
-			}
+			require.ErrorIs(t, err, want, "Check(%+v)", e)
 			var ee *EventError
-			if !errors.As(err, &ee) || ee.Index != accepted || ee.ID != e.ID {
-				t.Fatalf("error %v does not locate event %d (id %d)", err, accepted, e.ID)
-			}
+			require.ErrorAs(t, err, &ee)
+			require.Equal(t, accepted, ee.Index, "error %v does not locate event %d (id %d)", err, accepted, e.ID)
+			require.Equal(t, e.ID, ee.ID, "error %v does not locate event %d (id %d)", err, accepted, e.ID)
 		}
 		t.Repeat(map[string]func(*rapid.T){
 			"insert new": func(t *rapid.T) {
@@ -206,10 +175,5 @@ func TestValidatorStateMachine(t *testing.T) {
 }
 
 func TestNewValidatorNilPanics(t *testing.T) {
-	defer func() {
-		if recover() == nil {
-			t.Error("NewValidator(nil) did not panic")
-		}
-	}()
-	NewValidator(nil)
+	assert.Panics(t, func() { NewValidator(nil) })
 }

@@ -1,11 +1,12 @@
 package stream
 
 import (
-	"errors"
 	"fmt"
 	"math"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/diff/fd"
 )
 
@@ -21,9 +22,7 @@ func TestQuadraticGradFiniteDifference(t *testing.T) {
 			t.Run(fmt.Sprintf("d=%d/alpha=%v", d, alpha), func(t *testing.T) {
 				r := newTestRand(uint64(d))
 				q, err := NewQuadratic(randomSPD(r, d, 10), randomSPD(r, d, 100))
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				for trial := range 5 {
 					w, a := randomVec(r, d), randomVec(r, d)
 					z := Sample{V: a, S: alpha}
@@ -47,9 +46,7 @@ func TestLogisticGradFiniteDifference(t *testing.T) {
 				t.Run(fmt.Sprintf("d=%d/lambda=%v/y=%v", d, lambda, y), func(t *testing.T) {
 					r := newTestRand(uint64(10 + d))
 					l, err := NewLogistic(d, lambda)
-					if err != nil {
-						t.Fatal(err)
-					}
+					require.NoError(t, err)
 					for trial := range 5 {
 						w, x := randomVec(r, d), randomVec(r, d)
 						z := Sample{V: x, S: y}
@@ -74,9 +71,7 @@ func TestQuadraticGradPinnedArithmetic(t *testing.T) {
 	r := newTestRand(3)
 	h0, h1 := randomSPD(r, d, 10), randomSPD(r, d, 10)
 	q, err := NewQuadratic(h0, h1)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w, a := randomVec(r, d), randomVec(r, d)
 	matVec := func(h [][]float64) []float64 {
 		out := make([]float64, d)
@@ -123,9 +118,7 @@ func TestQuadraticGradPinnedArithmetic(t *testing.T) {
 func TestLogisticStableAtHugeMargins(t *testing.T) {
 	const lambda = 0.05
 	l, err := NewLogistic(1, lambda)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	w := []float64{1}
 	tests := []struct {
 		name      string
@@ -222,16 +215,14 @@ func TestNewQuadraticRejects(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			q, err := NewQuadratic(tt.h0, tt.h1)
 			if tt.wantNoErr {
-				if err != nil || q == nil {
-					t.Fatalf("NewQuadratic: %v", err)
-				}
+				require.NoError(t, err, "NewQuadratic")
+				require.NotNil(t, q)
 				return
 			}
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != tt.field {
-				t.Errorf("error %v does not name field %q", err, tt.field)
-			}
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tt.field, fe.Field, "field named by the error %v", err)
 		})
 	}
 }
@@ -239,9 +230,7 @@ func TestNewQuadraticRejects(t *testing.T) {
 func TestNewQuadraticCopies(t *testing.T) {
 	h0 := [][]float64{{2, 0}, {0, 1}}
 	q, err := NewQuadratic(h0, h0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	h0[0][0] = 100
 	if got := q.H0()[0][0]; got != 2 {
 		t.Errorf("H0()[0][0] = %v after the caller changed its matrix, want 2", got)
@@ -264,24 +253,19 @@ func TestNewLogisticRejects(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := NewLogistic(tt.d, tt.lambda)
-			assertSentinel(t, err, tt.sentinel)
+			require.ErrorIs(t, err, tt.sentinel)
 			var fe *FieldError
-			if !errors.As(err, &fe) || fe.Field != tt.field {
-				t.Errorf("error %v does not name field %q", err, tt.field)
-			}
+			require.ErrorAs(t, err, &fe)
+			assert.Equal(t, tt.field, fe.Field, "field named by the error %v", err)
 		})
 	}
 }
 
 func TestCheckSample(t *testing.T) {
 	q, err := NewQuadratic([][]float64{{1, 0}, {0, 1}}, [][]float64{{1, 0}, {0, 1}})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	l, err := NewLogistic(2, 0.05)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	tests := []struct {
 		name     string
 		loss     Loss
@@ -307,15 +291,11 @@ func TestCheckSample(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			field, err := tt.loss.CheckSample(tt.z)
 			if tt.sentinel == nil {
-				if err != nil {
-					t.Fatalf("CheckSample: %v", err)
-				}
+				require.NoError(t, err, "CheckSample")
 				return
 			}
-			assertSentinel(t, err, tt.sentinel)
-			if field != tt.field {
-				t.Errorf("field = %q, want %q", field, tt.field)
-			}
+			require.ErrorIs(t, err, tt.sentinel)
+			assert.Equal(t, tt.field, field, "field")
 		})
 	}
 }
@@ -325,12 +305,9 @@ func TestGradPanicsOnDimensionMismatch(t *testing.T) {
 	l, _ := NewLogistic(1, 0)
 	for _, loss := range []Loss{q, l} {
 		t.Run(string(loss.Kind()), func(t *testing.T) {
-			defer func() {
-				if r := recover(); r == nil {
-					t.Error("Grad with len(w) = 2 ≠ d = 1 did not panic")
-				}
-			}()
-			loss.Grad(make([]float64, 1), make([]float64, 2), Sample{V: []float64{1}, S: 1})
+			assert.Panics(t, func() {
+				loss.Grad(make([]float64, 1), make([]float64, 2), Sample{V: []float64{1}, S: 1})
+			}, "Grad with len(w) = 2 ≠ d = 1")
 		})
 	}
 }
@@ -349,9 +326,7 @@ func gradFixture(tb testing.TB, kind Kind, d int) (Loss, []float64, Sample) {
 	} else {
 		loss, err = NewLogistic(d, 0.05)
 	}
-	if err != nil {
-		tb.Fatal(err)
-	}
+	require.NoError(tb, err)
 	return loss, randomVec(r, d), z
 }
 

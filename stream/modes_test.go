@@ -5,46 +5,37 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 func TestModeNames(t *testing.T) {
 	for _, m := range Modes() {
 		t.Run(m.String(), func(t *testing.T) {
 			got, err := ParseMode(m.String())
-			if err != nil || got != m {
-				t.Errorf("ParseMode(%q) = %v, %v", m.String(), got, err)
-			}
+			assert.NoError(t, err, "ParseMode(%q)", m.String())
+			assert.Equal(t, m, got, "ParseMode(%q)", m.String())
 			text, err := m.MarshalText()
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			var back Mode
-			if err := json.Unmarshal([]byte(`"`+string(text)+`"`), &back); err != nil || back != m {
-				t.Errorf("JSON round trip gives %v, %v", back, err)
-			}
+			assert.NoError(t, json.Unmarshal([]byte(`"`+string(text)+`"`), &back), "JSON round trip")
+			assert.Equal(t, m, back, "JSON round trip")
 		})
 	}
-	if got := []string{Recent.String(), Old.String(), Random.String(), HighGradient.String()}; !slices.Equal(got,
-		[]string{"recent", "old", "random", "high-gradient"}) {
-		t.Errorf("names = %v", got)
-	}
+	assert.Equal(t, []string{"recent", "old", "random", "high-gradient"},
+		[]string{Recent.String(), Old.String(), Random.String(), HighGradient.String()}, "names")
 	for _, bad := range []string{"", "Recent", "high_gradient", "newest", "random "} {
 		t.Run("reject "+bad, func(t *testing.T) {
 			_, err := ParseMode(bad)
-			assertSentinel(t, err, ErrInvalidValue)
-			if !strings.Contains(err.Error(), "recent, old, random, high-gradient") {
-				t.Errorf("error %q does not list the valid names", err)
-			}
+			require.ErrorIs(t, err, ErrInvalidValue)
+			assert.ErrorContains(t, err, "recent, old, random, high-gradient", "the error must list the valid names")
 		})
 	}
-	if _, err := Mode(0).MarshalText(); err == nil {
-		t.Error("MarshalText of the zero Mode succeeded")
-	}
-	if got := Mode(9).String(); got != "Mode(9)" {
-		t.Errorf("Mode(9).String() = %q", got)
-	}
+	_, err := Mode(0).MarshalText()
+	assert.Error(t, err, "MarshalText of the zero Mode succeeded")
+	assert.Equal(t, "Mode(9)", Mode(9).String())
 }
 
 // modePrefix returns a logistic prefix with inserts 10, 20, …, 70 (x of the
@@ -87,12 +78,8 @@ func TestChooseDeletions(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ChooseDeletions(prefix, tt.mode, tt.count, hg)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !slices.Equal(got, tt.want) {
-				t.Errorf("U = %v, want %v", got, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "U")
 		})
 	}
 }
@@ -118,9 +105,8 @@ func TestChooseDeletionsHighGradientAtState(t *testing.T) {
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			got, err := ChooseDeletions(ev, HighGradient, 1, ChooseOptions{Loss: l, W: tt.w})
-			if err != nil || !slices.Equal(got, tt.want) {
-				t.Errorf("U = %v (%v), want %v", got, err, tt.want)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, tt.want, got, "U")
 		})
 	}
 }
@@ -129,16 +115,12 @@ func TestChooseDeletionsRandom(t *testing.T) {
 	prefix, _ := modePrefix()
 	cands := []int64{10, 20, 40, 50, 70}
 	a, err := ChooseDeletions(prefix, Random, 3, ChooseOptions{Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	b, _ := ChooseDeletions(prefix, Random, 3, ChooseOptions{Seed: 1})
-	if !slices.Equal(a, b) {
-		t.Errorf("same seed, different sets: %v, %v", a, b)
-	}
-	if !slices.IsSorted(a) || len(a) != 3 {
-		t.Errorf("U = %v, want 3 sorted ids", a)
-	}
+	require.NoError(t, err)
+	b, err := ChooseDeletions(prefix, Random, 3, ChooseOptions{Seed: 1})
+	require.NoError(t, err)
+	assert.Equal(t, a, b, "same seed, different sets")
+	assert.Len(t, a, 3)
+	assert.True(t, slices.IsSorted(a), "U = %v is not sorted", a)
 	// Uniform over the C(5,2) = 10 subsets of size 2: over n seeds each
 	// subset's count is Binomial(n, 1/10); each is checked to 4.42 standard
 	// deviations (false-rejection rate 1e-5 per subset).
@@ -146,22 +128,15 @@ func TestChooseDeletionsRandom(t *testing.T) {
 	counts := map[string]int{}
 	for seed := range uint64(n) {
 		u, err := ChooseDeletions(prefix, Random, 2, ChooseOptions{Seed: seed})
-		if err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, err)
+		require.Len(t, u, 2, "seed %d", seed)
 		for _, id := range u {
-			if !slices.Contains(cands, id) {
-				t.Fatalf("seed %d chose %d, not a candidate", seed, id)
-			}
+			require.Contains(t, cands, id, "seed %d chose a non-candidate", seed)
 		}
-		if u[0] == u[1] {
-			t.Fatalf("seed %d chose %v: repeated id", seed, u)
-		}
+		require.NotEqual(t, u[0], u[1], "seed %d chose a repeated id", seed)
 		counts[fmt.Sprint(u)]++
 	}
-	if len(counts) != 10 {
-		t.Errorf("%d distinct subsets, want 10: %v", len(counts), counts)
-	}
+	assert.Len(t, counts, 10, "distinct subsets")
 	mean, sd := n/10.0, math.Sqrt(n*0.1*0.9)
 	for k, c := range counts {
 		if math.Abs(float64(c)-mean) > 4.41717*sd {
@@ -191,35 +166,30 @@ func TestChooseDeletionsErrors(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			u, err := ChooseDeletions(prefix, tt.mode, tt.count, tt.o)
-			if u != nil {
-				t.Errorf("returned %v with an error", u)
-			}
-			assertSentinel(t, err, tt.sentinel)
+			assert.Nil(t, u, "result returned with an error")
+			require.ErrorIs(t, err, tt.sentinel)
 		})
 	}
 	t.Run("empty prefix", func(t *testing.T) {
 		_, err := ChooseDeletions(nil, Recent, DefaultDeletionCount, ChooseOptions{})
-		assertSentinel(t, err, ErrInvalidValue)
+		require.ErrorIs(t, err, ErrInvalidValue)
 	})
 }
 
 func TestChooseDeletionsOnGeneratedPrefix(t *testing.T) {
 	// SPEC §4 with the paper's defaults: |U| = 5 from a t_del = 300 prefix.
 	h, err := GenerateQuadratic(QuadraticOptions{D: 4, T: 300, Seed: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	prefix := h.Prefix(300)
-	rec, _ := ChooseDeletions(prefix, Recent, DefaultDeletionCount, ChooseOptions{})
-	old, _ := ChooseDeletions(prefix, Old, DefaultDeletionCount, ChooseOptions{})
-	if !slices.Equal(rec, []int64{296, 297, 298, 299, 300}) || !slices.Equal(old, []int64{1, 2, 3, 4, 5}) {
-		t.Errorf("recent %v, old %v", rec, old)
-	}
+	rec, err := ChooseDeletions(prefix, Recent, DefaultDeletionCount, ChooseOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{296, 297, 298, 299, 300}, rec, "recent")
+	old, err := ChooseDeletions(prefix, Old, DefaultDeletionCount, ChooseOptions{})
+	require.NoError(t, err)
+	assert.Equal(t, []int64{1, 2, 3, 4, 5}, old, "old")
 	w := make([]float64, 4)
 	hg, err := ChooseDeletions(prefix, HighGradient, DefaultDeletionCount, ChooseOptions{Loss: h.Loss, W: w})
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	// Brute force: the 5 largest gradient norms, by a different route.
 	type sc struct {
 		id   int64
@@ -238,9 +208,7 @@ func TestChooseDeletionsOnGeneratedPrefix(t *testing.T) {
 	slices.SortFunc(all, func(a, b sc) int { return -cmpFloat(a.norm, b.norm) })
 	want := []int64{all[0].id, all[1].id, all[2].id, all[3].id, all[4].id}
 	slices.Sort(want)
-	if !slices.Equal(hg, want) {
-		t.Errorf("high-gradient U = %v, brute force %v", hg, want)
-	}
+	assert.Equal(t, want, hg, "high-gradient U vs brute force")
 }
 
 func cmpFloat(a, b float64) int {

@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/internal/teststream"
@@ -20,9 +21,7 @@ import (
 func quadStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Event) {
 	t.Helper()
 	loss, events, err := teststream.Quadratic(rand.New(rand.NewPCG(seed, 11)), d, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return loss, events
 }
 
@@ -30,9 +29,7 @@ func quadStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Even
 func logisticStream(t testing.TB, seed uint64, d, n int) (stream.Loss, []stream.Event) {
 	t.Helper()
 	loss, events, err := teststream.Logistic(rand.New(rand.NewPCG(seed, 12)), d, n)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return loss, events
 }
 
@@ -43,17 +40,11 @@ func actualAt(t testing.TB, loss stream.Loss, tau, window int, prefix []stream.E
 	cfg := olbfgs.DefaultConfig(loss.Dim())
 	cfg.Memory = tau
 	l, err := olbfgs.New(cfg, loss)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if window > 0 {
-		if err := l.KeepCheckpoints(window); err != nil {
-			t.Fatal(err)
-		}
+		require.NoError(t, l.KeepCheckpoints(window))
 	}
-	if err := l.Run(prefix); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, l.Run(prefix))
 	return l
 }
 

@@ -1,12 +1,13 @@
 package unlearn_test
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/mat"
 
 	"unlearn/olbfgs"
@@ -53,9 +54,7 @@ func (f fixture) request(t *testing.T) unlearn.Request {
 func mustRun(t *testing.T, op unlearn.Operator, req unlearn.Request) (*olbfgs.Learner, unlearn.Cost) {
 	t.Helper()
 	l, c, err := unlearn.Run(op, req)
-	if err != nil {
-		t.Fatalf("%s: %v", op.Name(), err)
-	}
+	require.NoError(t, err, "%s", op.Name())
 	return l, c
 }
 
@@ -72,13 +71,10 @@ func TestPaperOrderKeysLabels(t *testing.T) {
 		{"window-5tau", "Window replay 5τ"},
 	}
 	ops := unlearn.Paper(10)
-	if len(ops) != len(want) {
-		t.Fatalf("Paper returned %d operators, want %d", len(ops), len(want))
-	}
+	require.Len(t, ops, len(want), "operators returned by Paper")
 	for i, op := range ops {
-		if op.Name() != want[i].name || op.Label() != want[i].label {
-			t.Errorf("operator %d = (%q, %q), want (%q, %q)", i, op.Name(), op.Label(), want[i].name, want[i].label)
-		}
+		assert.Equal(t, want[i].name, op.Name(), "operator %d: name", i)
+		assert.Equal(t, want[i].label, op.Label(), "operator %d: label", i)
 	}
 }
 
@@ -89,9 +85,7 @@ func TestOracleEqualsCounterfactualReplay(t *testing.T) {
 			got, cost := mustRun(t, unlearn.Oracle(), req)
 			cf := stream.Counterfactual(f.prefix, f.u)
 			want, err := olbfgs.Replay(req.Actual.Config(), f.loss, cf)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			want.MarkDeleted(f.u.Sorted()...)
 			if !got.Equal(want) {
 				t.Fatal("oracle differs from the replay of the counterfactual prefix")
@@ -99,9 +93,8 @@ func TestOracleEqualsCounterfactualReplay(t *testing.T) {
 			if sameState(got, req.Actual) {
 				t.Fatal("oracle equals the actual state: the deletion had no effect (bad fixture)")
 			}
-			if cost.EventsReplayed != len(cf) || cost.GradEvals != 2*len(cf) {
-				t.Fatalf("cost = %+v, want %d events and %d gradients", cost, len(cf), 2*len(cf))
-			}
+			require.Equal(t, len(cf), cost.EventsReplayed, "cost: events replayed")
+			require.Equal(t, 2*len(cf), cost.GradEvals, "cost: gradient evaluations")
 		})
 	}
 }
@@ -126,17 +119,14 @@ func TestWindowReplay(t *testing.T) {
 				req := unlearn.Request{Actual: actualAt(t, loss, testTau, 5*testTau, events), Prefix: events, U: tt.u}
 				got, cost := mustRun(t, op, req)
 				oracle, _ := mustRun(t, unlearn.Oracle(), req)
-				if exact := sameState(got, oracle); exact != tt.exact[op.Name()] {
-					t.Fatalf("equal to the oracle: %v, want %v", exact, tt.exact[op.Name()])
-				}
+				require.Equal(t, tt.exact[op.Name()], sameState(got, oracle), "equal to the oracle bit for bit")
 				w := testTau
 				if op.Name() == "window-5tau" {
 					w = 5 * testTau
 				}
 				replayed := len(stream.Counterfactual(events[testT-w:], tt.u))
-				if cost.EventsReplayed != replayed || cost.GradEvals != 2*replayed {
-					t.Fatalf("cost = %+v, want %d events, %d gradients", cost, replayed, 2*replayed)
-				}
+				require.Equal(t, replayed, cost.EventsReplayed, "cost: events replayed")
+				require.Equal(t, 2*replayed, cost.GradEvals, "cost: gradient evaluations")
 			})
 		}
 	}
@@ -157,12 +147,8 @@ func TestWindowReplayWholePrefix(t *testing.T) {
 func TestWindowReplayErrors(t *testing.T) {
 	loss, events := quadStream(t, 5, testD, testT)
 	late := actualAt(t, loss, testTau, 0, events[:30])
-	if err := late.KeepCheckpoints(5 * testTau); err != nil {
-		t.Fatal(err)
-	}
-	if err := late.Run(events[30:40]); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, late.KeepCheckpoints(5*testTau))
+	require.NoError(t, late.Run(events[30:40]))
 	tests := []struct {
 		name   string
 		actual *olbfgs.Learner
@@ -177,9 +163,7 @@ func TestWindowReplayErrors(t *testing.T) {
 		t.Run(tt.name, func(t *testing.T) {
 			req := unlearn.Request{Actual: tt.actual, Prefix: tt.prefix, U: stream.NewIDSet(tt.prefix[len(tt.prefix)-1].ID)}
 			_, _, err := unlearn.Run(unlearn.WindowReplay(tt.w, "w", "w"), req)
-			if !errors.Is(err, olbfgs.ErrNoCheckpoint) {
-				t.Fatalf("error %v, want ErrNoCheckpoint", err)
-			}
+			require.ErrorIs(t, err, olbfgs.ErrNoCheckpoint)
 		})
 	}
 }
@@ -189,9 +173,7 @@ func TestPairDropClearsDirectMass(t *testing.T) {
 		t.Run(f.name, func(t *testing.T) {
 			req := f.request(t)
 			got, _ := mustRun(t, unlearn.PairDrop(), req)
-			if m := got.Memory().DirectMass(f.u); m != 0 {
-				t.Fatalf("DirectMass after pair drop = %d, want 0", m)
-			}
+			require.Zero(t, got.Memory().DirectMass(f.u), "DirectMass after pair drop")
 			// The untouched pairs are kept, in order, bit for bit.
 			var want []olbfgs.Pair
 			mem := req.Actual.Memory()
@@ -200,9 +182,7 @@ func TestPairDropClearsDirectMass(t *testing.T) {
 					want = append(want, p)
 				}
 			}
-			if got.Memory().Len() != len(want) {
-				t.Fatalf("%d pairs kept, want %d", got.Memory().Len(), len(want))
-			}
+			require.Equal(t, len(want), got.Memory().Len(), "pairs kept")
 			for i, p := range want {
 				q := got.Memory().Pair(i)
 				if !slices.Equal(p.S, q.S) || !slices.Equal(p.Y, q.Y) || !slices.Equal(p.Source, q.Source) {
@@ -216,46 +196,44 @@ func TestPairDropClearsDirectMass(t *testing.T) {
 	}
 	// The recent fixture must actually have touched pairs, or the test is empty.
 	f := fixtures(t)[0]
-	if req := f.request(t); req.Actual.Memory().DirectMass(f.u) == 0 {
-		t.Fatal("bad fixture: no pair touches the recent deletions")
-	}
+	req := f.request(t)
+	require.NotZero(t, req.Actual.Memory().DirectMass(f.u), "bad fixture: no pair touches the recent deletions")
 }
 
 func TestMemoryResetAndDropRefill(t *testing.T) {
 	f := fixtures(t)[0]
 	req := f.request(t)
 	reset, _ := mustRun(t, unlearn.MemoryReset(), req)
-	if reset.Memory().Len() != 0 || !slices.Equal(reset.W(), req.Actual.W()) {
-		t.Fatalf("memory reset: %d pairs, w changed = %v; want 0 pairs, w unchanged", reset.Memory().Len(), !slices.Equal(reset.W(), req.Actual.W()))
+	require.Zero(t, reset.Memory().Len(), "memory reset: pairs left")
+	if !slices.Equal(reset.W(), req.Actual.W()) {
+		t.Fatal("memory reset changed w")
 	}
 	refill, _ := mustRun(t, unlearn.DropRefill(), req)
-	if refill.Memory().Len() != 0 || slices.ContainsFunc(refill.W(), func(v float64) bool { return v != 0 }) {
-		t.Fatal("drop and refill: want θ0 = (0, ∅)")
+	require.Zero(t, refill.Memory().Len(), "drop and refill: pairs left, want θ0 = (0, ∅)")
+	if slices.ContainsFunc(refill.W(), func(v float64) bool { return v != 0 }) {
+		t.Fatal("drop and refill: w ≠ 0, want θ0 = (0, ∅)")
 	}
-	if refill.T() != req.Actual.T() {
-		t.Fatalf("drop and refill: T = %d, want the actual's %d", refill.T(), req.Actual.T())
-	}
+	require.Equal(t, req.Actual.T(), refill.T(), "drop and refill: T, want the actual's")
 }
 
 func TestNoOpIsEqualButNotAliased(t *testing.T) {
 	f := fixtures(t)[0]
 	req := f.request(t)
 	got, cost := mustRun(t, unlearn.NoOp(), req)
-	if got == req.Actual || got.Memory() == req.Actual.Memory() || &got.W()[0] == &req.Actual.W()[0] {
-		t.Fatal("no-op returned state aliases the actual one")
-	}
+	require.NotSame(t, req.Actual, got, "no-op returned the actual learner")
+	require.NotSame(t, req.Actual.Memory(), got.Memory(), "no-op result shares the actual memory")
+	require.NotSame(t, &req.Actual.W()[0], &got.W()[0], "no-op result shares the actual w")
 	if !sameState(got, req.Actual) {
 		t.Fatal("no-op changed the state")
 	}
-	if cost != (unlearn.Cost{Wall: cost.Wall}) {
-		t.Fatalf("no-op cost = %+v, want zero", cost)
-	}
+	require.Equal(t, unlearn.Cost{Wall: cost.Wall}, cost, "no-op cost, want zero apart from the wall time")
 	before := slices.Clone(req.Actual.W())
 	got.SetW(make([]float64, testD))
 	got.Memory().Reset()
-	if !slices.Equal(req.Actual.W(), before) || req.Actual.Memory().Len() == 0 {
-		t.Fatal("modifying the no-op result modified the actual state")
+	if !slices.Equal(req.Actual.W(), before) {
+		t.Fatal("modifying the no-op result modified the actual w")
 	}
+	require.NotZero(t, req.Actual.Memory().Len(), "resetting the no-op result's memory reset the actual one")
 }
 
 // explicitH builds H_Z densely from the memory's pairs by the BFGS inverse
@@ -316,9 +294,8 @@ func TestParamOnlyByHand(t *testing.T) {
 			if !got.Memory().Equal(req.Actual.Memory()) {
 				t.Fatal("parameter-only changed Z")
 			}
-			if cost.GradEvals != len(f.u) || cost.EventsReplayed != 0 {
-				t.Fatalf("cost = %+v, want %d gradients and no replay", cost, len(f.u))
-			}
+			require.Equal(t, len(f.u), cost.GradEvals, "cost: gradient evaluations, one per deleted sample")
+			require.Zero(t, cost.EventsReplayed, "cost: events replayed")
 		})
 	}
 }
@@ -345,17 +322,14 @@ func TestRetainFineTune(t *testing.T) {
 			want := req.Actual.Clone()
 			want.MarkDeleted(tt.u.Sorted()...)
 			for _, id := range tt.replayed {
-				if err := want.Step(events[id-1]); err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, want.Step(events[id-1]))
 			}
 			if !got.Equal(want) {
 				t.Fatalf("retain fine-tuning differs from replaying ids %v from the actual state", tt.replayed)
 			}
 			n := len(tt.replayed)
-			if cost.EventsReplayed != n || cost.GradEvals != 2*n {
-				t.Fatalf("cost = %+v, want %d events and %d gradients", cost, n, 2*n)
-			}
+			require.Equal(t, n, cost.EventsReplayed, "cost: events replayed")
+			require.Equal(t, 2*n, cost.GradEvals, "cost: gradient evaluations")
 		})
 	}
 }
@@ -372,13 +346,9 @@ func TestEveryOperatorMarksUAndLeavesRequestAlone(t *testing.T) {
 					payloads = append(payloads, slices.Clone(e.Sample.V))
 				}
 				got, _, err := op.Apply(req) // directly, without Run's marking
-				if err != nil {
-					t.Fatal(err)
-				}
+				require.NoError(t, err)
 				for _, id := range f.u.Sorted() {
-					if !got.IsDeleted(id) {
-						t.Fatalf("id %d of U not marked deleted", id)
-					}
+					require.True(t, got.IsDeleted(id), "id %d of U not marked deleted", id)
 				}
 				if !req.Actual.Equal(before) {
 					t.Fatal("the operator modified the actual state")
@@ -389,8 +359,9 @@ func TestEveryOperatorMarksUAndLeavesRequestAlone(t *testing.T) {
 					}
 				}
 				again, _, err := op.Apply(req)
-				if err != nil || !again.Equal(got) {
-					t.Fatalf("second Apply differs (err %v): operators must be deterministic", err)
+				require.NoError(t, err, "second Apply")
+				if !again.Equal(got) {
+					t.Fatal("second Apply differs: operators must be deterministic")
 				}
 			})
 		}
@@ -405,9 +376,8 @@ func TestOperatorsAreSafeConcurrently(t *testing.T) {
 	for _, op := range unlearn.Paper(testTau) {
 		for range 2 {
 			wg.Go(func() {
-				if _, _, err := unlearn.Run(op, req); err != nil {
-					t.Error(err)
-				}
+				_, _, err := unlearn.Run(op, req)
+				assert.NoError(t, err, "%s", op.Name()) // assert, not require: this is not the test goroutine
 			})
 		}
 	}
@@ -431,9 +401,8 @@ func TestInvalidRequests(t *testing.T) {
 		for _, op := range unlearn.Paper(testTau) {
 			t.Run(tt.name+"/"+op.Name(), func(t *testing.T) {
 				l, _, err := unlearn.Run(op, tt.req)
-				if !errors.Is(err, unlearn.ErrRequest) || l != nil {
-					t.Fatalf("Run = (%v, %v), want ErrRequest", l, err)
-				}
+				require.ErrorIs(t, err, unlearn.ErrRequest)
+				require.Nil(t, l, "learner returned with an error")
 			})
 		}
 	}
@@ -459,21 +428,17 @@ func TestRunChecksTheContract(t *testing.T) {
 	req := f.request(t)
 	for _, mode := range []string{"alias", "nil"} {
 		t.Run(mode, func(t *testing.T) {
-			if _, _, err := unlearn.Run(badOp{mode}, req); !errors.Is(err, unlearn.ErrOperator) {
-				t.Fatalf("Run error %v, want ErrOperator", err)
-			}
+			_, _, err := unlearn.Run(badOp{mode}, req)
+			require.ErrorIs(t, err, unlearn.ErrOperator)
 		})
 	}
 	t.Run("error is wrapped with the name", func(t *testing.T) {
 		_, _, err := unlearn.Run(badOp{"fail"}, req)
-		if err == nil || err.Error() != "bad-fail: failing on purpose" {
-			t.Fatalf("Run error %v", err)
-		}
+		require.EqualError(t, err, "bad-fail: failing on purpose")
 	})
 	t.Run("wall time is measured", func(t *testing.T) {
 		_, c, err := unlearn.Run(unlearn.Oracle(), req)
-		if err != nil || c.Wall <= 0 {
-			t.Fatalf("Run = %+v, %v: want a positive wall time", c, err)
-		}
+		require.NoError(t, err)
+		require.Positive(t, c.Wall, "wall time")
 	})
 }

@@ -1,13 +1,14 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/bound"
@@ -30,13 +31,9 @@ func TestSigmaCmd(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			out, err := runCLI(t, append([]string{"sigma"}, tt.args...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			got, err := strconv.ParseFloat(strings.TrimSpace(out), 64)
-			if err != nil {
-				t.Fatalf("output %q is not a number", out)
-			}
+			require.NoError(t, err, "output %q is not a number", out)
 			if got < tt.want*(1-1e-6) || !scalar.EqualWithinAbsOrRel(got, tt.want, 0, tt.tolerance) {
 				t.Errorf("σ = %v, want %v (within %v, never below)", got, tt.want, tt.tolerance)
 			}
@@ -51,22 +48,15 @@ func certifyFixture(t *testing.T) (dir, streamFile, stateFile string) {
 	dir = t.TempDir()
 	streamFile = filepath.Join(dir, "q.jsonl")
 	stateFile = filepath.Join(dir, "state.json")
-	if _, err := runCLI(t, "gen", "--events", "120", "--d", "4", "--seed", "3", "--out", streamFile); err != nil {
-		t.Fatal(err)
-	}
+	_, err := runCLI(t, "gen", "--events", "120", "--d", "4", "--seed", "3", "--out", streamFile)
+	require.NoError(t, err)
 	f, err := os.OpenFile(streamFile, os.O_APPEND|os.O_WRONLY, 0)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := f.WriteString("{\"op\":\"delete\",\"id\":100}\n{\"op\":\"delete\",\"id\":7}\n"); err != nil {
-		t.Fatal(err)
-	}
-	if err := f.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := runCLI(t, "train", "--stream", streamFile, "--tau", "5", "--out", stateFile); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
+	_, err = f.WriteString("{\"op\":\"delete\",\"id\":100}\n{\"op\":\"delete\",\"id\":7}\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+	_, err = runCLI(t, "train", "--stream", streamFile, "--tau", "5", "--out", stateFile)
+	require.NoError(t, err)
 	return dir, streamFile, stateFile
 }
 
@@ -77,36 +67,24 @@ func TestBoundCmd(t *testing.T) {
 	// Ages 0 and 5 with ρ = 0.9 (assumed), η = 0.1: the CLI prints the
 	// scenario's α.
 	out, err := runCLI(t, append([]string{"bound", "--ages", "0,5", "--horizon", "3", "--series"}, boundArgs...)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	k, err := bound.AssumedContraction(0.9)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	res, err := bound.Scenario{Constants: bound.Constants{G: 3, HMin: 0.1, HMax: 1, Eta: 0.1, Tau: 10, Source: bound.Assumed},
 		Contraction: k, Ages: []int{0, 5}, Horizon: 3}.Bound()
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	want := "alpha       " + strconv.FormatFloat(res.Alpha[3], 'g', -1, 64)
-	if !strings.Contains(out, want) || !strings.Contains(out, "provenance  assumed") {
-		t.Errorf("output does not contain %q:\n%s", want, out)
-	}
+	assert.Contains(t, out, want, "bound output")
+	assert.Contains(t, out, "provenance  assumed", "bound output")
 	for k := 0; k <= 3; k++ {
-		if !strings.Contains(out, "\n"+strconv.Itoa(k)+"  ") {
-			t.Errorf("the series lacks row %d:\n%s", k, out)
-		}
+		assert.Contains(t, out, "\n"+strconv.Itoa(k)+"  ", "the series lacks row %d", k)
 	}
 	// The analytic contraction from μ and L.
 	out, err = runCLI(t, "bound", "--G", "2", "--hmin", "0.25", "--hmax", "1", "--eta", "0.2", "--constants-source", "proved",
 		"--mu", "1", "--L", "4", "--commuting", "--ages", "3")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "provenance  proved") || !strings.Contains(out, "analytic, commuting") {
-		t.Errorf("analytic contraction output:\n%s", out)
-	}
+	require.NoError(t, err)
+	assert.Contains(t, out, "provenance  proved", "analytic contraction output")
+	assert.Contains(t, out, "analytic, commuting", "analytic contraction output")
 }
 
 func TestCertifyVerifyRoundTrip(t *testing.T) {
@@ -128,56 +106,40 @@ func TestCertifyVerifyRoundTrip(t *testing.T) {
 			args := []string{"certify", "--state", stateFile, "--out", out, "--certificate", cert, "--public-certificate", pub,
 				"--epsilon", "1", "--delta", "1e-5", "--insecure-seeded", "42"}
 			msg, err := runCLI(t, append(args, tc.args...)...)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(msg, "covers      "+tc.covers) || !strings.Contains(msg, "NOT for deployment") {
-				t.Errorf("certify output:\n%s", msg)
-			}
+			require.NoError(t, err)
+			assert.Contains(t, msg, "covers      "+tc.covers, "certify output")
+			assert.Contains(t, msg, "NOT for deployment", "certify output")
 			data, err := os.ReadFile(cert)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			c, err := certify.ParseCertificate(data)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if c.Deletions != 2 || string(c.Covers) != tc.covers || c.Sampler != "seeded" {
-				t.Errorf("certificate: %d deletions, covers %s, sampler %s", c.Deletions, c.Covers, c.Sampler)
-			}
+			require.NoError(t, err)
+			assert.Equal(t, 2, c.Deletions, "certificate: deletions")
+			assert.Equal(t, tc.covers, string(c.Covers), "certificate: covers")
+			assert.Equal(t, "seeded", c.Sampler, "certificate: sampler")
 			if tc.name == "bound-from-stream-rebuild" {
 				// Ids 7 and 100 are the 7th and 100th of 120 inserts: ages 113, 20.
-				if got := c.Sensitivity.Bound.Ages; len(got) != 2 || got[0] != 113 || got[1] != 20 {
-					t.Errorf("ages from the stream %v, want [113 20]", got)
-				}
+				assert.Equal(t, []int{113, 20}, c.Sensitivity.Bound.Ages, "ages from the stream")
 			}
 			msg, err = runCLI(t, "verify", "--certificate", cert, "--before", stateFile, "--after", out)
-			if err != nil || !strings.Contains(msg, "VALID") {
-				t.Fatalf("verify: %v\n%s", err, msg)
-			}
-			if msg, err = runCLI(t, "verify", "--certificate", pub, "--after", out); err != nil || !strings.Contains(msg, "not checked") {
-				t.Fatalf("verify of the public certificate: %v\n%s", err, msg)
-			}
+			require.NoError(t, err, "verify output:\n%s", msg)
+			require.Contains(t, msg, "VALID", "verify output")
+			msg, err = runCLI(t, "verify", "--certificate", pub, "--after", out)
+			require.NoError(t, err, "verify of the public certificate, output:\n%s", msg)
+			require.Contains(t, msg, "not checked", "verify of the public certificate")
 			// Tampering with the released state is detected, with a non-zero
 			// status (not a usage error) naming the field.
 			l, h, err := olbfgs.UnmarshalSnapshot(mustRead(t, out))
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			l.MarkDeleted(1)
 			bad, err := olbfgs.MarshalSnapshot(l, h)
-			if err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, err)
 			badFile := filepath.Join(dir, tc.name+".bad.json")
-			if err := os.WriteFile(badFile, bad, 0o644); err != nil {
-				t.Fatal(err)
-			}
+			require.NoError(t, os.WriteFile(badFile, bad, 0o644))
 			_, err = runCLI(t, "verify", "--certificate", cert, "--before", stateFile, "--after", badFile)
+			assert.ErrorIs(t, err, certify.ErrHash, "tampered state")
 			var ue usageError
-			if !errors.Is(err, certify.ErrHash) || errors.As(err, &ue) || !strings.Contains(err.Error(), "after_sha256") {
-				t.Errorf("tampered state: %v", err)
-			}
+			assert.NotErrorAs(t, err, &ue, "a tampered state is not a usage error")
+			assert.ErrorContains(t, err, "after_sha256", "tampered state")
 		})
 	}
 }
@@ -185,9 +147,7 @@ func TestCertifyVerifyRoundTrip(t *testing.T) {
 func mustRead(t *testing.T, path string) []byte {
 	t.Helper()
 	b, err := os.ReadFile(path)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	return b
 }
 
@@ -233,33 +193,23 @@ func TestCertifyCLIErrorsNameTheFlag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runCLI(t, tt.args...)
-			if err == nil {
-				t.Fatal("command succeeded")
-			}
+			require.Error(t, err, "command succeeded")
 			var ue usageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("error %v is not a usage error (exit status 2)", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %q does not name %s", err, tt.want)
-			}
+			require.ErrorAs(t, err, &ue, "want a usage error (exit status 2)")
+			require.ErrorContains(t, err, tt.want, "the error must name the flag")
 		})
 	}
-	if _, err := os.Stat(out); !os.IsNotExist(err) {
-		t.Error("a failed certify left an output file behind")
-	}
+	_, err := os.Stat(out)
+	assert.ErrorIs(t, err, os.ErrNotExist, "a failed certify left an output file behind")
 }
 
 func TestCertifyCommandsHaveHelp(t *testing.T) {
 	for _, name := range []string{"sigma", "bound", "certify", "verify"} {
 		t.Run(name, func(t *testing.T) {
 			out, err := runCLI(t, name, "--help")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if !strings.Contains(out, "Examples:") || !strings.Contains(out, "unlearn "+name) {
-				t.Errorf("%s --help lacks examples:\n%s", name, out)
-			}
+			require.NoError(t, err)
+			assert.Contains(t, out, "Examples:", "%s --help lacks examples", name)
+			assert.Contains(t, out, "unlearn "+name, "%s --help lacks examples", name)
 		})
 	}
 }

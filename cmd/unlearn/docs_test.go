@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 )
 
 // TestCLIReferenceUpToDate fails when docs/cli.md is not what the commands'
@@ -13,13 +15,9 @@ import (
 // docs/cli.md` after changing a command.
 func TestCLIReferenceUpToDate(t *testing.T) {
 	var want bytes.Buffer
-	if err := writeCLIReference(&want, newRootCmd()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, writeCLIReference(&want, newRootCmd()))
 	got, err := os.ReadFile(filepath.Join("..", "..", cliReference))
-	if err != nil {
-		t.Fatalf("%v: generate it with `go run ./cmd/unlearn gendocs --out %s`", err, cliReference)
-	}
+	require.NoError(t, err, "generate it with `go run ./cmd/unlearn gendocs --out %s`", cliReference)
 	if !bytes.Equal(got, want.Bytes()) {
 		gl, wl := strings.Split(string(got), "\n"), strings.Split(want.String(), "\n")
 		line := 0
@@ -40,13 +38,10 @@ func TestCLIReferenceUpToDate(t *testing.T) {
 
 func TestGendocsWritesTheReference(t *testing.T) {
 	out := filepath.Join(t.TempDir(), "cli.md")
-	if o, err := runCLI(t, "gendocs", "--out", out); err != nil {
-		t.Fatalf("gendocs: %v\n%s", err, o)
-	}
+	o, err := runCLI(t, "gendocs", "--out", out)
+	require.NoError(t, err, "gendocs output:\n%s", o)
 	var want bytes.Buffer
-	if err := writeCLIReference(&want, newRootCmd()); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, writeCLIReference(&want, newRootCmd()))
 	if got := readFile(t, out); !bytes.Equal(got, want.Bytes()) {
 		t.Fatal("gendocs (after Execute initialised cobra's defaults) writes a different reference than a fresh root")
 	}

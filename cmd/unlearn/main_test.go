@@ -2,11 +2,11 @@ package main
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/require"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -29,37 +29,24 @@ func TestGenTrainRoundTrip(t *testing.T) {
 	dir := t.TempDir()
 	streamFile := filepath.Join(dir, "l.jsonl")
 	stateFile := filepath.Join(dir, "state.json")
-	if _, err := runCLI(t, "gen", "--kind", "logistic", "--events", "300", "--d", "6", "--seed", "4", "--out", streamFile); err != nil {
-		t.Fatal(err)
-	}
+	_, err := runCLI(t, "gen", "--kind", "logistic", "--events", "300", "--d", "6", "--seed", "4", "--out", streamFile)
+	require.NoError(t, err)
 	h, err := stream.ReadFile(streamFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(h.Events) != 300 || h.Header.D != 6 || h.Header.Kind != stream.KindLogistic {
-		t.Fatalf("gen wrote %d events, d=%d, kind %s; want 300, 6, logistic", len(h.Events), h.Header.D, h.Header.Kind)
-	}
+	require.NoError(t, err)
+	require.Equal(t, 300, len(h.Events), "events written by gen")
+	require.Equal(t, 6, h.Header.D, "d written by gen")
+	require.Equal(t, stream.KindLogistic, h.Header.Kind, "kind written by gen")
 	out, err := runCLI(t, "train", "--stream", streamFile, "--tau", "4", "--out", stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(out, "events 300") {
-		t.Fatalf("train output %q does not report 300 events", out)
-	}
+	require.NoError(t, err)
+	require.Contains(t, out, "events 300", "train must report 300 events")
 	data, err := os.ReadFile(stateFile)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	got, _, err := olbfgs.UnmarshalSnapshot(data)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	cfg := olbfgs.DefaultConfig(6)
 	cfg.Memory = 4
 	want, err := olbfgs.Replay(cfg, h.Loss, h.Events)
-	if err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, err)
 	if !got.Equal(want) {
 		t.Fatal("the snapshot written by train differs from a replay of the stream")
 	}
@@ -68,9 +55,8 @@ func TestGenTrainRoundTrip(t *testing.T) {
 func TestCLIErrorsNameTheFlag(t *testing.T) {
 	dir := t.TempDir()
 	streamFile := filepath.Join(dir, "q.jsonl")
-	if _, err := runCLI(t, "gen", "--events", "20", "--d", "3", "--out", streamFile); err != nil {
-		t.Fatal(err)
-	}
+	_, err := runCLI(t, "gen", "--events", "20", "--d", "3", "--out", streamFile)
+	require.NoError(t, err)
 	tests := []struct {
 		name string
 		args []string
@@ -87,21 +73,14 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			_, err := runCLI(t, tt.args...)
-			if err == nil {
-				t.Fatal("command succeeded")
-			}
+			require.Error(t, err, "command succeeded")
 			var ue usageError
-			if !errors.As(err, &ue) {
-				t.Fatalf("error %v is not a usage error (exit status 2)", err)
-			}
-			if !strings.Contains(err.Error(), tt.want) {
-				t.Fatalf("error %q does not name %s", err, tt.want)
-			}
+			require.ErrorAs(t, err, &ue, "want a usage error (exit status 2)")
+			require.ErrorContains(t, err, tt.want, "the error must name the flag")
 		})
 	}
-	if _, err := os.Stat(filepath.Join(dir, "s")); !os.IsNotExist(err) {
-		t.Fatal("a failed train left an output file behind")
-	}
+	_, err = os.Stat(filepath.Join(dir, "s"))
+	require.ErrorIs(t, err, os.ErrNotExist, "a failed train left an output file behind")
 }
 
 func TestTrainReportsBadStreamLine(t *testing.T) {
@@ -111,11 +90,8 @@ func TestTrainReportsBadStreamLine(t *testing.T) {
 {"op":"insert","id":1,"x":[1,2],"y":1}
 {"op":"delete","id":5}
 `
-	if err := os.WriteFile(bad, []byte(content), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	require.NoError(t, os.WriteFile(bad, []byte(content), 0o644))
 	_, err := runCLI(t, "train", "--stream", bad, "--out", filepath.Join(dir, "s"))
-	if !errors.Is(err, stream.ErrUnknownDeletion) || !strings.Contains(err.Error(), "line 3") {
-		t.Fatalf("err = %v, want an unknown-deletion error at line 3", err)
-	}
+	require.ErrorIs(t, err, stream.ErrUnknownDeletion)
+	require.ErrorContains(t, err, "line 3", "the error must give the line")
 }
