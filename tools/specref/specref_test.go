@@ -39,6 +39,10 @@ func TestToolkitMatchesIndependentImplementation(t *testing.T) {
 		{"logistic recent with deletes before and after t_del", stream.KindLogistic,
 			experiment.Config{TDel: 120, Horizon: 80, Tau: 4, Mode: "recent", Probes: 5}, [][2]int{{90, 30}, {150, 50}}},
 		{"quadratic high-gradient", stream.KindQuadratic, experiment.Config{TDel: 100, Horizon: 100, Tau: 3, Mode: "high-gradient", Probes: 4}, nil},
+		// m_q = 16 > d = 12: align's default applies the memories to the
+		// Cholesky factor of QQᵀ instead of the probes; specref computes
+		// the definition literally.
+		{"quadratic more probes than dimensions", stream.KindQuadratic, experiment.Config{TDel: 90, Horizon: 40, Tau: 4, Mode: "recent", Probes: 16}, nil},
 		{"quadratic old", stream.KindQuadratic, experiment.Config{TDel: 80, Horizon: 50, Tau: 5, Mode: "old", Count: 3, Probes: 4}, nil},
 		{"logistic explicit U with old ids", stream.KindLogistic, experiment.Config{TDel: 60, Horizon: 40, Tau: 6, Deleted: []int64{2, 3, 59}, Probes: 4}, nil},
 	}
