@@ -6,18 +6,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/floats/scalar"
 	"pgregory.net/rapid"
+
+	"unlearn/internal/testutil"
 )
 
-// near reports whether got is within the absolute or relative tolerance of
-// want; NaN is never near anything (unlike testify's InDelta).
-func near(got, want, absTol, relTol float64) bool {
-	if math.IsNaN(got) || math.IsNaN(want) {
-		return false
-	}
-	return scalar.EqualWithinAbsOrRel(got, want, absTol, relTol)
-}
+// near is testutil.Near.
+func near(got, want, absTol, relTol float64) bool { return testutil.Near(got, want, absTol, relTol) }
 
 // wantArgError fails the test unless err is an *ArgError (possibly wrapped)
 // for argument arg wrapping sentinel, with the package prefix.
@@ -33,14 +28,7 @@ func wantArgError(t testing.TB, err error, arg string, sentinel error) {
 // wantPanic fails the test unless f panics with a "bound: " message.
 func wantPanic(t *testing.T, f func()) {
 	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		require.NotNil(t, r, "no panic")
-		s, ok := r.(string)
-		require.True(t, ok && strings.HasPrefix(s, "bound: "), "panic %v lacks the package prefix", r)
-	}()
-	f()
+	testutil.WantPanic(t, "bound: ", f)
 }
 
 // genRho draws ρ ∈ [0, 1), favouring the edges 0 and 1⁻ where the closed

@@ -7,22 +7,16 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/bound"
+	"unlearn/internal/testutil"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
 
-// approx reports whether got is within the absolute or relative tolerance
-// of want; NaN is never near anything (unlike testify's InDelta).
-func approx(got, want, absTol, relTol float64) bool {
-	if math.IsNaN(got) || math.IsNaN(want) {
-		return false
-	}
-	return scalar.EqualWithinAbsOrRel(got, want, absTol, relTol)
-}
+// approx is testutil.Near.
+func approx(got, want, absTol, relTol float64) bool { return testutil.Near(got, want, absTol, relTol) }
 
 // wantSpecError fails the test unless err is a *SpecError for field
 // wrapping sentinel, with the package prefix.
@@ -48,14 +42,7 @@ func wantVerifyError(t testing.TB, err error, field string, sentinel error) {
 // wantPanic fails the test unless f panics with a "certify: " message.
 func wantPanic(t *testing.T, f func()) {
 	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		require.NotNil(t, r, "no panic")
-		s, ok := r.(string)
-		require.True(t, ok && strings.HasPrefix(s, "certify: "), "panic %v lacks the package prefix", r)
-	}()
-	f()
+	testutil.WantPanic(t, "certify: ", f)
 }
 
 // isotropic returns the quadratic loss with H0 = mu·I and H1 = L·I: the

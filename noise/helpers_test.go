@@ -7,18 +7,13 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/floats/scalar"
 	"gonum.org/v1/gonum/stat/distuv"
+
+	"unlearn/internal/testutil"
 )
 
-// near reports whether got is within the absolute or relative tolerance of
-// want; NaN is never near anything (unlike testify's InDelta).
-func near(got, want, absTol, relTol float64) bool {
-	if math.IsNaN(got) || math.IsNaN(want) {
-		return false
-	}
-	return scalar.EqualWithinAbsOrRel(got, want, absTol, relTol)
-}
+// near is testutil.Near.
+func near(got, want, absTol, relTol float64) bool { return testutil.Near(got, want, absTol, relTol) }
 
 // wantArgError fails the test unless err is an *ArgError for argument arg
 // wrapping sentinel.
@@ -34,14 +29,7 @@ func wantArgError(t *testing.T, err error, arg string, sentinel error) {
 // wantPanic fails the test unless f panics with a "noise: " message.
 func wantPanic(t *testing.T, f func()) {
 	t.Helper()
-	defer func() {
-		t.Helper()
-		r := recover()
-		require.NotNil(t, r, "no panic")
-		s, ok := r.(string)
-		require.True(t, ok && strings.HasPrefix(s, "noise: "), "panic %v lacks the package prefix", r)
-	}()
-	f()
+	testutil.WantPanic(t, "noise: ", f)
 }
 
 // unitPhi is the standard normal CDF in the erfc form, accurate in both
