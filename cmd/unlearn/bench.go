@@ -106,8 +106,8 @@ from their wall-clock timing (drop it with --zero-timing).`,
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d configurations (grid %s, shard %s) in %.1f s; wrote %s\n",
-				n, grid.Name, sh, wall.Seconds(), out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d configurations (grid %s, shard %s) in %v; wrote %s\n",
+				n, grid.Name, sh, wall.Round(time.Millisecond), out)
 			if err := writeResultsReport(cmd.ErrOrStderr(), res, out, noReport); err != nil {
 				return err
 			}
