@@ -28,6 +28,12 @@ type checkpoints struct {
 // of up to window events ago (see [Learner.StateAgo]), from now on: states
 // before the current one are not covered. window must be at least 1. Calling
 // it again replaces the previous checkpoints.
+//
+// Checkpoints rebuild past states by replaying the events Step logged, so
+// they hold only while the state changes through Step alone: SetW,
+// MarkDeleted and Reset discard them, and a caller that edits the memory
+// through Memory() (Push, DropTouching, Reset) must discard them itself by
+// calling KeepCheckpoints again.
 func (l *Learner) KeepCheckpoints(window int) error {
 	if window < 1 {
 		return fmt.Errorf("%w: checkpoint window = %d must be at least 1", ErrConfig, window)

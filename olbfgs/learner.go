@@ -71,12 +71,15 @@ func (l *Learner) Loss() stream.Loss { return l.loss }
 func (l *Learner) W() []float64 { return l.w }
 
 // SetW overwrites w with a copy of w (for interventions that edit the
-// parameters). It panics if len(w) ≠ d.
+// parameters). Past states can no longer be rebuilt by replaying logged
+// events, so kept checkpoints are discarded (see KeepCheckpoints). It panics
+// if len(w) ≠ d.
 func (l *Learner) SetW(w []float64) {
 	if len(w) != l.cfg.Dim {
 		panic(fmt.Sprintf("olbfgs: SetW: len(w)=%d, want %d", len(w), l.cfg.Dim))
 	}
 	copy(l.w, w)
+	l.ckpt = nil
 }
 
 // Memory returns the curvature memory Z (aliased, not copied).
@@ -101,11 +104,13 @@ func (l *Learner) IsDeleted(id int64) bool {
 
 // MarkDeleted records ids as deleted without a delete event (for
 // interventions that act on a deletion set at once). Already recorded ids
-// are ignored. It changes neither w nor Z.
+// are ignored. It changes neither w nor Z; if it records a new id, kept
+// checkpoints are discarded, as for SetW.
 func (l *Learner) MarkDeleted(ids ...int64) {
 	for _, id := range ids {
 		if i, ok := slices.BinarySearch(l.deleted, id); !ok {
 			l.deleted = slices.Insert(l.deleted, i, id)
+			l.ckpt = nil
 		}
 	}
 }

@@ -272,3 +272,36 @@ func TestReplaySkipping(t *testing.T) {
 		t.Fatal("ReplaySkipping differs from running the filtered events")
 	}
 }
+
+// TestEditsDiscardCheckpoints: an edit outside Step cannot be replayed from
+// the checkpoint log, so StateAgo must refuse rather than rebuild a past
+// state that ignores the edit.
+func TestEditsDiscardCheckpoints(t *testing.T) {
+	loss, _, events := quadraticStream(t, 13, 3, 20)
+	for _, tt := range []struct {
+		name string
+		edit func(l *Learner)
+		kept bool
+	}{
+		{"SetW", func(l *Learner) { l.SetW([]float64{1, 2, 3}) }, false},
+		{"MarkDeleted new id", func(l *Learner) { l.MarkDeleted(4) }, false},
+		{"MarkDeleted known id", func(l *Learner) { l.MarkDeleted(4) }, true},
+		{"Reset", func(l *Learner) { l.Reset() }, false},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			l := mustReplay(t, DefaultConfig(3), loss, events[:10])
+			if tt.kept {
+				l.MarkDeleted(4) // already recorded before the checkpoints start
+			}
+			require.NoError(t, l.KeepCheckpoints(5))
+			require.NoError(t, l.Run(events[10:14]))
+			tt.edit(l)
+			_, _, err := l.StateAgo(2)
+			if tt.kept {
+				require.NoError(t, err, "an edit that changes nothing must keep the checkpoints")
+				return
+			}
+			require.ErrorIs(t, err, ErrNoCheckpoint)
+		})
+	}
+}
