@@ -37,7 +37,8 @@
 // the reference's probe block H_Z⁻Q and update direction once, and then
 // measures any number of states against it ([Engine.Measure]).
 // [Engine.Track] does the whole loop: it propagates a reference and a list
-// of states on the future events and returns one Series per state.
+// of states on the first h future events (h, the horizon H, is its last
+// argument) and returns one Series of h+1 points, k = 0..h, per state.
 //
 // # Performance
 //

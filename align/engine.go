@@ -2,6 +2,7 @@ package align
 
 import (
 	"fmt"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -82,7 +83,7 @@ type Engine struct {
 	out    []float64 // H_Z̃ applied to in, for the state being measured
 	ba     *blockApplier
 
-	u []int64 // the deletion set, ascending
+	u stream.IDSet // the deletion set (a private copy)
 
 	// The current step's reference.
 	ref      *olbfgs.Learner
@@ -218,7 +219,7 @@ func (e *Engine) Probes() [][]float64 {
 // SetDeletion sets the deletion set U whose direct memory mass Measure
 // reports. It may be called at any time; it allocates.
 func (e *Engine) SetDeletion(u stream.IDSet) {
-	e.u = u.Sorted()
+	e.u = maps.Clone(u)
 }
 
 // SetReference makes ref the reference θ⁻ of the current step and next the
@@ -322,7 +323,7 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 		panic(fmt.Sprintf("align: Measure: dimension %d, engine has %d", len(w), e.d))
 	}
 	mem := st.Memory()
-	p := Point{RefWNorm: e.refWNorm, Mdirect: e.directMass(mem), DupdDefined: e.hasNext}
+	p := Point{RefWNorm: e.refWNorm, Mdirect: mem.DirectMass(e.u), DupdDefined: e.hasNext}
 	wEq := bitsEqual(w, e.refW)
 	memEq := mem.Equal(e.ref.Memory())
 	if wEq && memEq {
@@ -408,21 +409,4 @@ func (e *Engine) memoryError() float64 {
 		}
 	}
 	return math.Ldexp(math.Sqrt(s/float64(e.m)), ex)
-}
-
-// directMass counts the pairs of mem whose source meets the deletion set.
-func (e *Engine) directMass(mem *olbfgs.Memory) int {
-	if len(e.u) == 0 {
-		return 0
-	}
-	n := 0
-	for i := 0; i < mem.Len(); i++ {
-		for _, id := range mem.Pair(i).Source {
-			if _, ok := slices.BinarySearch(e.u, id); ok {
-				n++
-				break
-			}
-		}
-	}
-	return n
 }

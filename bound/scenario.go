@@ -110,8 +110,9 @@ const (
 )
 
 // Bound computes α_{t0}, …, α_{t0+Horizon} for the scenario. Cost
-// O(deletions·log(deletions) + Horizon), independent of the ages (runs of
-// equal perturbation use the closed form of [Constant]).
+// O((deletions + Horizon)·log(deletions)), independent of the ages (runs of
+// equal perturbation up to t0 use the closed form of [Constant]; each of the
+// Horizon later steps looks its perturbation up by binary search).
 //
 // Errors (*ArgError): any invalid field (ErrValue, ErrInvalid, ErrRho),
 // named by its field; overflow (ErrRange).

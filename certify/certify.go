@@ -77,12 +77,7 @@ func certify(state *olbfgs.Learner, r *resolved) (*olbfgs.Learner, *Certificate,
 	if err := checkRetained(state, r.Retained); err != nil {
 		return nil, nil, err
 	}
-	g, err := noise.NewGaussian(noise.GaussianOptions{
-		Alpha: r.sens.Alpha, Epsilon: r.Epsilon, Delta: r.Delta, Calibration: r.Calibration, Sampler: r.Sampler,
-	})
-	if err != nil { // validated by resolve
-		return nil, nil, specErr(noiseField(err, "Alpha"), nil, err)
-	}
+	g := r.gauss
 	out := state.Clone()
 	w := slices.Clone(state.W())
 	// The snapshot of the state before the noise is hashed while the noise

@@ -424,7 +424,7 @@ func (s Spec) Sensitivity() (Sensitivity, error) {
 type resolved struct {
 	Spec
 	sens    Sensitivity
-	sigma   float64
+	gauss   *noise.Gaussian // the mechanism, σ computed once for (α, ε, δ)
 	sampler string
 }
 
@@ -442,14 +442,16 @@ func (s Spec) resolve() (*resolved, error) {
 	if s.Scenario != nil {
 		alphaField = "Scenario"
 	}
-	sigma, err := noise.Sigma(s.Calibration, sens.Alpha, s.Epsilon, s.Delta)
+	// NewGaussian computes σ with noise.Sigma (same errors) and defaults a
+	// nil Sampler to the secure one.
+	g, err := noise.NewGaussian(noise.GaussianOptions{
+		Alpha: sens.Alpha, Epsilon: s.Epsilon, Delta: s.Delta, Calibration: s.Calibration, Sampler: s.Sampler,
+	})
 	if err != nil {
 		return nil, specErr(noiseField(err, alphaField), nil, err)
 	}
-	r := &resolved{Spec: s, sens: sens, sigma: sigma}
-	if r.Sampler == nil {
-		r.Sampler = noise.NewSecureSampler(noise.SamplerOptions{})
-	}
+	r := &resolved{Spec: s, sens: sens, gauss: g}
+	r.Sampler = g.Options().Sampler
 	switch r.Sampler.(type) {
 	case *noise.SecureSampler:
 		r.sampler = noise.NameSecure

@@ -2,7 +2,6 @@ package certify
 
 import (
 	"fmt"
-	"slices"
 	"sync"
 
 	"unlearn/bound"
@@ -143,18 +142,5 @@ func (c *Certified) ApplyCertified(req unlearn.Request) (*olbfgs.Learner, *Certi
 // lastRetained returns the inserts among the last tau inserts of prefix
 // whose ids are not in u, in stream order (SPEC §8, retain fine-tuning).
 func lastRetained(prefix []stream.Event, u stream.IDSet, tau int) []stream.Event {
-	var last []stream.Event
-	for i := len(prefix) - 1; i >= 0 && len(last) < tau; i-- {
-		if e := prefix[i]; e.Op == stream.Insert {
-			last = append(last, e)
-		}
-	}
-	slices.Reverse(last)
-	out := make([]stream.Event, 0, len(last))
-	for _, e := range last {
-		if !u.Has(e.ID) {
-			out = append(out, e)
-		}
-	}
-	return out
+	return stream.Counterfactual(stream.LastInserts(prefix, tau), u)
 }

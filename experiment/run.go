@@ -19,8 +19,10 @@ import (
 	"unlearn/unlearn"
 )
 
-// Options control how runs execute. Only KeepSeries changes what a record
-// holds (whether per-step series are kept); no option changes a value.
+// Options control how runs execute. Only KeepSeries and KeepSeriesOf
+// (whether per-step series are kept), Operators (which methods run) and
+// ZeroTiming (whether wall-clock times are kept) change what a record holds;
+// no option changes a metric value.
 type Options struct {
 	// Operators returns the operators to run for a configuration's τ, in
 	// the order they appear in records and tables. If nil, defaults to

@@ -289,6 +289,12 @@ func TestRecordRoundTrip(t *testing.T) {
 		bad := bytes.Replace(b, []byte(`"format"`), []byte(`"formatx"`), 1)
 		_, err := ReadRecord(bytes.NewReader(bad))
 		assert.ErrorIs(t, err, ErrRecord, "unknown field")
+		// The renaming above also loses the format; an extra field beside a
+		// valid format must be refused on its own.
+		bad = bytes.Replace(b, []byte(`{"format"`), []byte(`{"extra":1,"format"`), 1)
+		require.NotEqual(t, b, bad, "test setup: the record does not start with its format")
+		_, err = ReadRecord(bytes.NewReader(bad))
+		assert.ErrorIs(t, err, ErrRecord, "unknown field beside a valid format")
 		bad = bytes.Replace(b, []byte(RecordFormat), []byte("unlearn-run/v0"), 1)
 		_, err = ReadRecord(bytes.NewReader(bad))
 		assert.ErrorIs(t, err, ErrRecord, "other format")

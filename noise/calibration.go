@@ -35,7 +35,8 @@ func (c Calibration) String() string {
 }
 
 // ParseCalibration returns the calibration named s ("analytic" or
-// "classic"). Other names give an *ArgError wrapping ErrCalibration.
+// "classic"). Other names give an error wrapping ErrCalibration (not an
+// *ArgError: the refused value is a name, not a number).
 func ParseCalibration(s string) (Calibration, error) {
 	switch s {
 	case "analytic":
@@ -107,7 +108,8 @@ func checkArgs(fn string, alpha, epsilon, delta float64) error {
 //
 // Errors (*ArgError): α < 0 or not finite (ErrSensitivity); ε ≤ 0 or not
 // finite (ErrEpsilon); ε ≥ 1 (ErrClassicEpsilon: the theorem does not hold
-// there, use [Analytic]); δ ∉ (0, 1) (ErrDelta). Cost: O(1).
+// there, use [Analytic]); δ ∉ (0, 1) or below 2⁻¹⁰²², the limit shared with
+// [SigmaAnalytic] (ErrDelta); a σ that overflows (ErrRange). Cost: O(1).
 func SigmaClassic(alpha, epsilon, delta float64) (float64, error) {
 	const fn = "SigmaClassic"
 	if err := checkArgs(fn, alpha, epsilon, delta); err != nil {

@@ -139,11 +139,10 @@ var costAxes = []struct {
 // against its future state AUC (paper: fig:experiment-2-quadratic-
 // efficiency-plot and fig:experiment-2-logistic-efficiency-plot).
 func benchEfficiency(kind string, recs []*experiment.Record) *Figure {
-	title := strings.ToUpper(kind[:1]) + kind[1:]
 	f := &Figure{
 		ID:    "bench-efficiency-" + kind,
 		Paper: "fig:experiment-2-" + kind + "-efficiency-plot",
-		Title: fmt.Sprintf("%s stream: intervention cost against future state AUC", title),
+		Title: fmt.Sprintf("%s stream: intervention cost against future state AUC", kindTitle(kind)),
 	}
 	_, labels := methodsOf(recs)
 	noWall := false
@@ -184,7 +183,7 @@ func benchEfficiency(kind string, recs []*experiment.Record) *Figure {
 	f.Caption = fmt.Sprintf("Cost of each intervention — events replayed, extra gradient evaluations (SPEC §8: 2 per replayed "+
 		"insert plus the operator's own) and wall time — against its future state AUC Σₖ E_Θ(k) (Experiment 2). "+
 		"Small translucent markers are the %s of the %s stream (seeds %s), large markers the medians of each method. "+
-		"Costs are shifted by +1 so that zero costs sit at 1 on the log axis; AUC = 0 (exact recovery) is drawn on the "+
+		"Event and gradient counts are shifted by +1 so that zero counts sit at 1 on the log axis; AUC = 0 (exact recovery) is drawn on the "+
 		"dotted floor line one decade below the smallest positive AUC.%s",
 		plural(len(recs), "configuration"), kind, seedList(recs), wall)
 	return f

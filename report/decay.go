@@ -70,7 +70,19 @@ func (s decaySet) at(tau int, mode string, kappa float64, anyKappa bool) []*expe
 	})
 }
 
-func (s decaySet) title() string { return strings.ToUpper(s.kind[:1]) + s.kind[1:] }
+func (s decaySet) title() string { return kindTitle(s.kind) }
+
+// kindTitle capitalizes a stream kind for titles and captions.
+func kindTitle(kind string) string { return strings.ToUpper(kind[:1]) + kind[1:] }
+
+// tauLabels returns the memory sizes of s as category labels.
+func (s decaySet) tauLabels() []string {
+	labels := make([]string, len(s.taus))
+	for i, t := range s.taus {
+		labels[i] = fmt.Sprint(t)
+	}
+	return labels
+}
 
 // decayFigures returns the figures of Experiment 1 (finite-memory decay)
 // from its records, and the figures it could not draw, in a fixed order:
@@ -86,14 +98,14 @@ func decayFigures(recs []*experiment.Record, o Options) ([]*Figure, []Omission) 
 		omitted []Omission
 	)
 	add := func(f *Figure) {
-		// Figures the paper shows for the quadratic stream only, drawn
-		// here for another kind, say so.
-		if strings.Contains(f.Paper, "-quadratic-") && !strings.HasSuffix(f.ID, "-quadratic") && len(f.Panels) > 0 {
-			f.Caption += " (The paper shows this figure for the quadratic stream.)"
-		}
 		if len(f.Panels) == 0 {
 			omitted = append(omitted, Omission{ID: f.ID, Reason: f.Caption})
 			return
+		}
+		// Figures the paper shows for the quadratic stream only, drawn
+		// here for another kind, say so.
+		if strings.Contains(f.Paper, "-quadratic-") && !strings.HasSuffix(f.ID, "-quadratic") {
+			f.Caption += " (The paper shows this figure for the quadratic stream.)"
 		}
 		figs = append(figs, f)
 	}
@@ -128,10 +140,7 @@ func decayRates(s decaySet) *Figure {
 		Title: fmt.Sprintf("%s stream: fitted decay rate per phase, by memory size τ", s.title()),
 		Cols:  len(s.kappas),
 	}
-	labels := make([]string, len(s.taus))
-	for i, t := range s.taus {
-		labels[i] = fmt.Sprint(t)
-	}
+	labels := s.tauLabels()
 	n := len(filter(s.recs, func(r *experiment.Record) bool { return r.Config.Mode == s.mode }))
 	for _, kappa := range s.kappas {
 		p := Panel{
@@ -191,44 +200,29 @@ func droppedNote(n int) string {
 	return fmt.Sprintf(" %s of exactly 0 cannot be shown on the log axis and are left out (gaps in the lines).", plural(n, "value"))
 }
 
-// byTau groups the reference-mode, reference-κ records of s by τ.
-func (s decaySet) byTau() ([][]*experiment.Record, []string) {
-	var (
-		groups [][]*experiment.Record
-		names  []string
-	)
+// byTau groups the reference-mode, reference-κ records of s by τ (the
+// memory sizes with records, ascending), with each group's τ and legend
+// name.
+func (s decaySet) byTau() (groups [][]*experiment.Record, taus []int, names []string) {
 	for _, tau := range s.taus {
 		if sub := s.at(tau, s.mode, s.kappa, false); len(sub) > 0 {
 			groups = append(groups, sub)
+			taus = append(taus, tau)
 			names = append(names, fmt.Sprintf("τ = %d", tau))
 		}
 	}
-	return groups, names
-}
-
-func (s decaySet) groupsHaveSeries(groups [][]*experiment.Record) bool {
-	for _, g := range groups {
-		if !hasSeries(g) {
-			return false
-		}
-	}
-	return len(groups) > 0
+	return groups, taus, names
 }
 
 const noSeries = "the records kept no per-step series (decay --no-series, or bench without --series)"
 
-// tauMarks returns, for each τ group, dashed k = τ and dotted k = 2τ lines
-// in the group's colour.
-func (s decaySet) tauMarks() []Mark {
+// tauMarks returns, for each τ of byTau, dashed k = τ and dotted k = 2τ
+// lines in the colour of its group.
+func tauMarks(taus []int) []Mark {
 	var m []Mark
-	i := 0
-	for _, tau := range s.taus {
-		if len(s.at(tau, s.mode, s.kappa, false)) == 0 {
-			continue
-		}
+	for i, tau := range taus {
 		m = append(m, Mark{Vertical: true, Value: float64(tau), Style: i, Dash: 1},
 			Mark{Vertical: true, Value: float64(2 * tau), Style: i, Dash: 2})
-		i++
 	}
 	return m
 }
@@ -245,20 +239,21 @@ func decayMemory(s decaySet, o Options) *Figure {
 		Title: fmt.Sprintf("%s stream: state error after deletion, by memory size τ", s.title()),
 		Cols:  1,
 	}
-	groups, names := s.byTau()
-	if !s.groupsHaveSeries(groups) {
+	groups, taus, names := s.byTau()
+	recs := flatten(groups)
+	if !hasSeries(recs) {
 		f.Caption = noSeries
 		return f
 	}
 	p, dropped := seriesPanel("", labelState, groups, names, etheta, o)
-	p.Marks = s.tauMarks()
+	p.Marks = tauMarks(taus)
 	f.Panels = []Panel{p}
 	f.Legend = tauLegend
 	f.Caption = fmt.Sprintf("State-alignment error E_Θ(k) between the actual learner and the deletion-edited counterfactual "+
 		"after deletion, with no intervention (Experiment 1), one line per memory size τ; dashed and dotted lines of the same "+
 		"colour mark k = τ (the contaminated pairs have left the memory) and k = 2τ. %s stream, %s deletions, κ = %s; "+
 		"pointwise median over seeds %s.%s",
-		s.title(), s.mode, fmtKappa(s.kappa), seedList(flatten(groups)), droppedNote(dropped))
+		s.title(), s.mode, fmtKappa(s.kappa), seedList(recs), droppedNote(dropped))
 	return f
 }
 
@@ -273,21 +268,22 @@ func decayDecomposition(s decaySet, o Options) *Figure {
 		Title: fmt.Sprintf("%s stream: parameter and memory error after deletion, by memory size τ", s.title()),
 		Cols:  2,
 	}
-	groups, names := s.byTau()
-	if !s.groupsHaveSeries(groups) {
+	groups, taus, names := s.byTau()
+	recs := flatten(groups)
+	if !hasSeries(recs) {
 		f.Caption = noSeries
 		return f
 	}
 	pw, d1 := seriesPanel("parameter error", labelParam, groups, names, ew, o)
 	pz, d2 := seriesPanel("memory-operator error", labelMemory, groups, names, ez, o)
-	pw.Marks, pz.Marks = s.tauMarks(), s.tauMarks()
+	pw.Marks, pz.Marks = tauMarks(taus), tauMarks(taus)
 	f.Panels = []Panel{pw, pz}
 	f.Legend = tauLegend
 	f.Caption = fmt.Sprintf("The two parts of the state error after deletion with no intervention (Experiment 1): "+
 		"parameter error E_w(k) (left) and memory-operator error E_Z(k), the RMS difference of the inverse-Hessian "+
 		"actions on the probe vectors (right), one line per memory size τ, with k = τ (dashed) and k = 2τ (dotted). "+
 		"%s stream, %s deletions, κ = %s; pointwise median over seeds %s.%s",
-		s.title(), s.mode, fmtKappa(s.kappa), seedList(flatten(groups)), droppedNote(d1+d2))
+		s.title(), s.mode, fmtKappa(s.kappa), seedList(recs), droppedNote(d1+d2))
 	return f
 }
 
@@ -299,10 +295,6 @@ func decayHeatmap(s decaySet) *Figure {
 		Paper: "fig:experiment-1-quadratic-residual-error-heatmap",
 		Title: fmt.Sprintf("%s stream: residual state error E_{Θ}(H) by condition number κ and memory size τ", s.title()),
 		Cols:  1,
-	}
-	xl := make([]string, len(s.taus))
-	for j, t := range s.taus {
-		xl[j] = fmt.Sprint(t)
 	}
 	yl := make([]string, len(s.kappas))
 	for i, k := range s.kappas {
@@ -333,7 +325,7 @@ func decayHeatmap(s decaySet) *Figure {
 		}
 	}
 	f.Panels = []Panel{{
-		X:    Axis{Label: labelTau, Ticks: categorical(xl)},
+		X:    Axis{Label: labelTau, Ticks: categorical(s.tauLabels())},
 		Y:    Axis{Label: "condition number κ", Ticks: categorical(yl)},
 		Heat: h,
 	}}
@@ -366,7 +358,8 @@ func decayModes(s decaySet, o Options) *Figure {
 			groups, names = append(groups, sub), append(names, m)
 		}
 	}
-	if !s.groupsHaveSeries(groups) {
+	recs := flatten(groups)
+	if !hasSeries(recs) {
 		f.Caption = noSeries
 		return f
 	}
@@ -377,7 +370,7 @@ func decayModes(s decaySet, o Options) *Figure {
 	f.Caption = fmt.Sprintf("State-alignment error E_Θ(k) after deleting |U| samples chosen by each deletion mode (SPEC §4: "+
 		"the most recent inserts, the oldest, uniformly at random, the largest gradients at t_del), with no intervention "+
 		"(Experiment 1). %s stream, τ = %d (grey lines at k = τ and 2τ), κ = %s; pointwise median over seeds %s.%s",
-		s.title(), s.tau, fmtKappa(s.kappa), seedList(flatten(groups)), droppedNote(dropped))
+		s.title(), s.tau, fmtKappa(s.kappa), seedList(recs), droppedNote(dropped))
 	return f
 }
 
@@ -435,12 +428,9 @@ func decayMass(s decaySet, o Options) *Figure {
 	xmax, maxTau := 0, 0
 	var parts []string
 	var used []*experiment.Record
-	i := 0
-	for _, tau := range s.taus {
-		sub := s.at(tau, s.mode, s.kappa, false)
-		if len(sub) == 0 {
-			continue
-		}
+	groups, taus, names := s.byTau()
+	for i, sub := range groups {
+		tau := taus[i]
 		r := sub[0] // the smallest seed: M_direct is a count, not averaged
 		for _, q := range sub[1:] {
 			if recordKey(q).seed < recordKey(r).seed {
@@ -467,8 +457,7 @@ func decayMass(s decaySet, o Options) *Figure {
 		for k, v := range m.Series.Mdirect {
 			xs[k], ys[k] = float64(k), float64(v)
 		}
-		p.Series = append(p.Series, Series{Name: fmt.Sprintf("τ = %d", tau), Style: i, Kind: Steps, X: xs, Y: ys})
-		i++
+		p.Series = append(p.Series, Series{Name: names[i], Style: i, Kind: Steps, X: xs, Y: ys})
 	}
 	// Show the first 3·τ_max steps (or to the last clearance and τ_max
 	// beyond): the mass is 0 from the clearance on, and the whole horizon

@@ -43,7 +43,8 @@
 //   - Axes whose data span decades are logarithmic; values a log axis
 //     cannot show are dropped from lines (gaps) or drawn on a dotted floor
 //     line one decade below the smallest positive value, and the caption
-//     says which and how many. Costs on log axes are shifted by +1.
+//     says which and how many. Event and gradient-evaluation counts on log
+//     axes are shifted by +1.
 //   - Legends name methods by their operator's Label(), as the tables do;
 //     a method keeps its colour, dash and marker in every figure.
 //   - Long series are thinned to Options.MaxPoints (600) points per line:

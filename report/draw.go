@@ -200,7 +200,7 @@ func (f *Figure) grid() (cols, rows int) {
 func (f *Figure) legendEntries() (names []string, thumbs [][]plot.Thumbnailer) {
 	for _, p := range f.Panels {
 		for _, s := range p.Series {
-			if s.Name == "" || s.Kind == Cloud || containsString(names, s.Name) {
+			if s.Name == "" || s.Kind == Cloud || slices.Contains(names, s.Name) {
 				continue
 			}
 			names = append(names, s.Name)
@@ -213,15 +213,6 @@ func (f *Figure) legendEntries() (names []string, thumbs [][]plot.Thumbnailer) {
 		thumbs = append(thumbs, []plot.Thumbnailer{l})
 	}
 	return names, thumbs
-}
-
-func containsString(xs []string, s string) bool {
-	for _, x := range xs {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func seriesThumbs(s Series) []plot.Thumbnailer {

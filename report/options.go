@@ -15,7 +15,8 @@ type Options struct {
 	// one axis. Zero fields take the paper's defaults (see [Reference]).
 	Reference Reference
 	// MaxPoints caps the points of a drawn line: longer series are thinned
-	// to every s-th step (s = ⌈n/MaxPoints⌉) plus the last one. If zero,
+	// to every s-th step (s = ⌈n/MaxPoints⌉) plus the last one, or, on a
+	// log x axis, to one step per bucket of equal width in log(k+1). If zero,
 	// defaults to 600, finer than the pixels of a panel (about 480 across
 	// at the default size), so thinning does not change the picture.
 	MaxPoints int

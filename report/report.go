@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -197,7 +198,7 @@ func gridSetup(g experiment.Grid) []Item {
 	for _, f := range fields {
 		var vals []string
 		for _, c := range g.Configs {
-			if v := f.get(c); !containsString(vals, v) {
+			if v := f.get(c); !slices.Contains(vals, v) {
 				vals = append(vals, v)
 			}
 		}

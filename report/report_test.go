@@ -129,7 +129,12 @@ func TestReportWrite(t *testing.T) {
 				var got Set
 				require.NoError(t, json.Unmarshal(readFile(t, filepath.Join(dir, DataFile)), &got))
 				require.Equal(t, len(rep.Figures.Figures), len(got.Figures), "figures in figures.json")
-				require.Equal(t, rep.Figures.Figures[0].ID, got.Figures[0].ID, "first figure in figures.json")
+				for i, f := range rep.Figures.Figures {
+					assert.Equal(t, f.ID, got.Figures[i].ID, "figure %d in figures.json", i)
+					assert.Equal(t, f.Caption, got.Figures[i].Caption, "caption of %s in figures.json", f.ID)
+					assert.Len(t, got.Figures[i].Panels, len(f.Panels), "panels of %s in figures.json", f.ID)
+				}
+				assert.Equal(t, rep.Figures.Omitted, got.Omitted, "omitted figures in figures.json")
 			})
 		})
 	}

@@ -129,6 +129,27 @@ func InsertIDs(events []Event) []int64 {
 	return ids
 }
 
+// LastInserts returns the last n insert events of events (all of them if
+// there are fewer), in stream order. Composed with Counterfactual it gives
+// the retained samples among the last n inserts, as retain fine-tuning and
+// a rebuilt memory use them (SPEC §8).
+func LastInserts(events []Event, n int) []Event {
+	start, count := len(events), 0
+	for start > 0 && count < n {
+		start--
+		if events[start].Op == Insert {
+			count++
+		}
+	}
+	out := make([]Event, 0, count)
+	for _, e := range events[start:] {
+		if e.Op == Insert {
+			out = append(out, e)
+		}
+	}
+	return out
+}
+
 // DeletedIDs returns the set of ids named by the delete events: the realized
 // deletion requests of a prefix (SPEC §8).
 func DeletedIDs(events []Event) IDSet {

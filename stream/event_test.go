@@ -153,3 +153,31 @@ func TestCounterfactualProperty(t *testing.T) {
 		require.Equal(t, j, len(cf), "events in the counterfactual")
 	})
 }
+
+func TestLastInserts(t *testing.T) {
+	events := []Event{
+		InsertEvent(1, []float64{0}, 0), InsertEvent(2, []float64{0}, 0), DeleteEvent(1),
+		InsertEvent(3, []float64{0}, 0), DeleteEvent(3), InsertEvent(4, []float64{0}, 0),
+	}
+	ids := func(es []Event) []int64 {
+		var out []int64
+		for _, e := range es {
+			out = append(out, e.ID)
+		}
+		return out
+	}
+	for _, tt := range []struct {
+		n    int
+		want []int64
+	}{
+		{0, nil},
+		{1, []int64{4}},
+		{2, []int64{3, 4}}, // the delete between them is skipped, not counted
+		{3, []int64{2, 3, 4}},
+		{9, []int64{1, 2, 3, 4}}, // fewer inserts than n: all of them
+	} {
+		require.Equal(t, tt.want, ids(LastInserts(events, tt.n)), "n = %d", tt.n)
+	}
+	// Composed with Counterfactual: the retained samples among the last 3.
+	require.Equal(t, []int64{2, 4}, ids(Counterfactual(LastInserts(events, 3), NewIDSet(3))))
+}

@@ -175,7 +175,6 @@ func GenerateQuadratic(o QuadraticOptions) (*History, error) {
 type quadraticModel struct {
 	p          quadraticParams
 	eig        []float64 // λ_i, ascending
-	q0, q1     *mat.Dense
 	h0, h1     [][]float64
 	a0, u1, u2 []float64
 }
@@ -183,10 +182,8 @@ type quadraticModel struct {
 func newQuadraticModel(r *rand.Rand, p quadraticParams) *quadraticModel {
 	d := p.d
 	m := &quadraticModel{p: p, eig: logSpaced(p.mu, p.kappa, d)}
-	m.q0 = haar(r, d)
-	m.h0 = fromSpectrum(m.q0, m.eig)
-	m.q1 = haar(r, d)
-	m.h1 = fromSpectrum(m.q1, m.eig)
+	m.h0 = fromSpectrum(haar(r, d), m.eig)
+	m.h1 = fromSpectrum(haar(r, d), m.eig)
 	m.a0 = unitNormal(r, d)
 	for i := range m.a0 {
 		m.a0[i] *= p.a0

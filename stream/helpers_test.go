@@ -8,7 +8,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/floats/scalar"
+
+	"unlearn/internal/testutil"
 )
 
 // testSeedStream is the PCG stream word of the tests' random sources, so
@@ -30,10 +31,10 @@ func randomVec(r *rand.Rand, d int) []float64 {
 }
 
 // assertClose fails unless got and want agree within the absolute or
-// relative tolerance (scalar.EqualWithinAbsOrRel; NaN never agrees).
+// relative tolerance (testutil.Near; NaN never agrees).
 func assertClose(t testing.TB, what string, got, want, absTol, relTol float64) {
 	t.Helper()
-	if math.IsNaN(got) || math.IsNaN(want) || !scalar.EqualWithinAbsOrRel(got, want, absTol, relTol) {
+	if !testutil.Near(got, want, absTol, relTol) {
 		t.Errorf("%s = %v, want %v (abs tol %g, rel tol %g)", what, got, want, absTol, relTol)
 	}
 }

@@ -47,7 +47,7 @@
 // missing from U) return errors wrapping [ErrRequest]; window replay without
 // a usable checkpoint wraps olbfgs.ErrNoCheckpoint; an operator that breaks
 // its contract is reported by Run with [ErrOperator]. Constructors panic,
-// with an "unlearn: " prefix, only on programmer errors (a negative window).
-// The operators of this package are deterministic and safe for concurrent
-// use on one request.
+// with an "unlearn: " prefix, only on programmer errors (a negative window
+// or τ). The operators of this package are deterministic and safe for
+// concurrent use on one request.
 package unlearn

@@ -165,19 +165,7 @@ func (o retainFT) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 	if err != nil {
 		return nil, Cost{}, err
 	}
-	tau := l.Config().Memory
-	var last []stream.Event // the last τ inserts, newest first
-	for i := len(req.Prefix) - 1; i >= 0 && len(last) < tau; i-- {
-		if e := req.Prefix[i]; e.Op == stream.Insert {
-			last = append(last, e)
-		}
-	}
-	retained := make([]stream.Event, 0, len(last))
-	for i := len(last) - 1; i >= 0; i-- {
-		if !req.U.Has(last[i].ID) {
-			retained = append(retained, last[i])
-		}
-	}
+	retained := stream.Counterfactual(stream.LastInserts(req.Prefix, l.Config().Memory), req.U)
 	if err := l.Run(retained); err != nil {
 		return nil, Cost{}, fmt.Errorf("retain fine-tuning: %w", err)
 	}

@@ -10,7 +10,6 @@ import (
 
 	"unlearn/bound"
 	"unlearn/certify"
-	"unlearn/internal/atomicfile"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -298,7 +297,7 @@ func retainedEvents(path string, state *olbfgs.Learner, n int) ([]stream.Event, 
 
 // writeFileAtomic writes data to path atomically.
 func writeFileAtomic(path string, data []byte) error {
-	return atomicfile.WriteFile(path, 0o644, func(w io.Writer) error {
+	return writeAtomic(path, func(w io.Writer) error {
 		_, err := w.Write(data)
 		return err
 	})

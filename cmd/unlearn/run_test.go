@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -17,10 +19,7 @@ import (
 
 func readRecord(t *testing.T, path string) *experiment.Record {
 	t.Helper()
-	f, err := os.Open(path)
-	require.NoError(t, err)
-	defer f.Close()
-	r, err := experiment.ReadRecord(f)
+	r, err := readRecordFile(path)
 	require.NoError(t, err)
 	return r
 }
@@ -73,11 +72,12 @@ func TestRunReproducesFromRecord(t *testing.T) {
 	}
 }
 
+// sha256File hashes path independently of experiment.StreamFile, so that
+// the record's checksum is checked against a second implementation.
 func sha256File(t *testing.T, path string) string {
 	t.Helper()
-	_, src, err := experiment.StreamFile(path)
-	require.NoError(t, err)
-	return src.SHA256
+	sum := sha256.Sum256(readFile(t, path))
+	return hex.EncodeToString(sum[:])
 }
 
 func TestRunGeneratedAndSeriesCSV(t *testing.T) {

@@ -2,12 +2,10 @@ package main
 
 import (
 	"fmt"
-	"io"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
 
-	"unlearn/internal/atomicfile"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -59,10 +57,7 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if err != nil {
 				return err
 			}
-			if err := atomicfile.WriteFile(out, 0o644, func(w io.Writer) error {
-				_, err := w.Write(snap)
-				return err
-			}); err != nil {
+			if err := writeFileAtomic(out, snap); err != nil {
 				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.6g\nwrote %s\n",

@@ -8,7 +8,9 @@ package main
 // counterexample within a few hundred cases.
 
 import (
+	"io"
 	"math/rand/v2"
+	"strings"
 	"testing"
 
 	"pgregory.net/rapid"
@@ -45,8 +47,29 @@ func TestBoundHoldsForMyLoss(t *testing.T) {
 }
 
 func TestRun(t *testing.T) {
-	if err := run(testWriter{t}); err != nil {
+	var out strings.Builder
+	if err := run(io.MultiWriter(testWriter{t}, &out)); err != nil {
 		t.Fatal(err)
+	}
+	// The program's fixed case: ρ proved, one line per intervention, and
+	// the bound holds for each of them.
+	for _, want := range []string{"(proved)", "noop", "oracle", "window-tau"} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+	c := Case{Lambda: 0.5, Tau: 3, EtaFrac: 1, Inserts: 80, Horizon: 40, Deletions: 4, Seed: 1}
+	res, err := c.Check(rand.New(rand.NewPCG(c.Seed, 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Interventions) != 7 {
+		t.Fatalf("%d interventions checked, want 7", len(res.Interventions))
+	}
+	for _, r := range res.Interventions {
+		if !(r.WorstRatio <= 1+tolerance) {
+			t.Errorf("%s: deviation/α = %v > 1", r.Name, r.WorstRatio)
+		}
 	}
 }
 

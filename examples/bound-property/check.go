@@ -146,15 +146,16 @@ func (c Case) Check(r *rand.Rand) (Result, error) {
 			return Result{}, err
 		}
 		ir := InterventionResult{Name: op.Name(), Alpha0: at0.Alpha}
+		// One scenario started at that α covers every k: its Alpha[k] is α_k.
+		later, err := bound.Scenario{Constants: consts, Contraction: rho, Ages: ages, Horizon: len(devs[i]) - 1,
+			Start: bound.StartGiven, Delta0: at0.Alpha, Delta0Source: at0.Provenance}.Bound()
+		if err != nil {
+			return Result{}, err
+		}
 		for k, dev := range devs[i] {
-			later, err := certify.Spec{Scenario: &bound.Scenario{Constants: consts, Contraction: rho, Ages: ages, Horizon: k,
-				Start: bound.StartGiven, Delta0: at0.Alpha, Delta0Source: at0.Provenance}}.Sensitivity()
-			if err != nil {
-				return Result{}, err
-			}
-			switch {
-			case later.Alpha > 0:
-				ir.WorstRatio = max(ir.WorstRatio, dev/later.Alpha)
+			switch a := later.Alpha[k]; {
+			case a > 0:
+				ir.WorstRatio = max(ir.WorstRatio, dev/a)
 			case dev > 0:
 				ir.WorstRatio = math.Inf(1)
 			}

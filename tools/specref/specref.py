@@ -244,24 +244,36 @@ def main(argv):
             st.step(loss, ev)
 
     worst = 0.0
+    seen = set()
     with open(argv[3]) as f:
         for row in csv.DictReader(f):
             m, k = row["method"], int(row["k"])
+            seen.add((m, k))
             ew, ez, eth, dupd, mdir, wn = ours[m][k]
             scale = max(1.0, wn)
             pairs = [("E_w", ew, row["E_w"]), ("E_Z", ez, row["E_Z"]), ("E_Theta", eth, row["E_Theta"])]
-            if dupd is not None and row["D_upd"] != "":
+            # An undefined D_upd is NaN in the CSV (SPEC §8); definedness
+            # must agree too.
+            undefined = row["D_upd"] in ("", "NaN")
+            if (dupd is None) != undefined:
+                bad += 1
+                print(f"{m} k={k} D_upd: ours {dupd!r} vs toolkit {row['D_upd']!r} (defined in one only)")
+            elif dupd is not None:
                 pairs.append(("D_upd", dupd, row["D_upd"]))
             for name, a, b in pairs:
                 diff = abs(a - float(b)) / scale
                 worst = max(worst, diff)
-                if diff > tol:
+                if not diff <= tol:  # a NaN difference is a mismatch too
                     bad += 1
                     if bad <= 10:
                         print(f"{m} k={k} {name}: ours {a!r} vs toolkit {b}")
             if int(row["M_direct"]) != mdir:
                 bad += 1
                 print(f"{m} k={k} M_direct: ours {mdir} vs toolkit {row['M_direct']}")
+    missing = [(m, k) for m in ours for k in range(H + 1) if (m, k) not in seen]
+    if missing:
+        bad += len(missing)
+        print(f"{len(missing)} (method, k) rows missing from the series CSV, first {missing[0]}")
     print(f"U {sorted(U)} (mode {cfg.get('mode')}), methods {len(ours)}, steps {H + 1}, "
           f"worst scaled difference {worst:.3g}, mismatches {bad}")
     return 0 if bad == 0 else 1

@@ -21,8 +21,9 @@ import (
 // `unlearn run`), writes the stream file, run record and series CSV, and has
 // specref.py — which shares no code with the toolkit — rebuild every state
 // and metric from SPEC's definitions and compare, to 1e-9·max(1, ‖w⁻‖) (SPEC's
-// reproducibility tolerance). It then corrupts one value and checks the
-// comparison fails, so the check cannot pass vacuously. It is skipped where
+// reproducibility tolerance). It then corrupts the series in turn (a wrong,
+// a NaN or an undefined value, a missing row) and checks the comparison
+// fails each time, so the check cannot pass vacuously. It is skipped where
 // python3 is not installed.
 func TestToolkitMatchesIndependentImplementation(t *testing.T) {
 	python, err := exec.LookPath("python3")
@@ -83,31 +84,50 @@ func TestToolkitMatchesIndependentImplementation(t *testing.T) {
 			}
 			t.Logf("%s", bytes.TrimSpace(out))
 
-			// Corrupt E_w of the no-op method at k = 3 by 1e-6 (1000× the
-			// tolerance): the checker must notice.
-			rows, err := csv.NewReader(bytes.NewReader(sb.Bytes())).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
-			corrupted := false
-			for _, row := range rows[1:] {
-				if row[0] == "noop" && row[1] == "3" {
+			// Corrupt the no-op method's row at k = 3 — E_w by 1e-6 (1000×
+			// the tolerance), E_w to NaN, D_upd to undefined — or drop that
+			// row: the checker must notice each.
+			corruptions := []struct {
+				name string
+				edit func(row []string) []string // nil drops the row
+			}{
+				{"E_w off by 1e-6", func(row []string) []string {
 					v, _ := strconv.ParseFloat(row[2], 64)
 					row[2] = strconv.FormatFloat(v+1e-6, 'g', -1, 64)
-					corrupted = true
+					return row
+				}},
+				{"E_w NaN", func(row []string) []string { row[2] = "NaN"; return row }},
+				{"D_upd undefined", func(row []string) []string { row[5] = "NaN"; return row }},
+				{"row missing", func([]string) []string { return nil }},
+			}
+			for _, c := range corruptions {
+				rows, err := csv.NewReader(bytes.NewReader(sb.Bytes())).ReadAll()
+				if err != nil {
+					t.Fatal(err)
 				}
-			}
-			if !corrupted {
-				t.Fatal("test setup: no noop row at k = 3")
-			}
-			var cb bytes.Buffer
-			w := csv.NewWriter(&cb)
-			if err := w.WriteAll(rows); err != nil {
-				t.Fatal(err)
-			}
-			write(t, seriesFile, cb.Bytes())
-			if out, err := exec.Command(python, "specref.py", streamFile, recordFile, seriesFile).CombinedOutput(); err == nil {
-				t.Fatalf("specref.py accepted a corrupted series:\n%s", out)
+				corrupted := false
+				kept := rows[:1]
+				for _, row := range rows[1:] {
+					if row[0] == "noop" && row[1] == "3" {
+						corrupted = true
+						if row = c.edit(row); row == nil {
+							continue
+						}
+					}
+					kept = append(kept, row)
+				}
+				if !corrupted {
+					t.Fatal("test setup: no noop row at k = 3")
+				}
+				var cb bytes.Buffer
+				w := csv.NewWriter(&cb)
+				if err := w.WriteAll(kept); err != nil {
+					t.Fatal(err)
+				}
+				write(t, seriesFile, cb.Bytes())
+				if out, err := exec.Command(python, "specref.py", streamFile, recordFile, seriesFile).CombinedOutput(); err == nil {
+					t.Fatalf("specref.py accepted a corrupted series (%s):\n%s", c.name, out)
+				}
 			}
 		})
 	}
