@@ -2,31 +2,15 @@
 
 package align
 
-import "unlearn/olbfgs"
+import (
+	"golang.org/x/sys/cpu"
+
+	"unlearn/olbfgs"
+)
 
 // useAVX2 selects the assembly sweeps; tests switch it off to check that
 // both paths give the same bits.
-var useAVX2 = hasAVX2()
-
-// hasAVX2 reports whether the CPU and the operating system support AVX2
-// (CPUID leaf 7 EBX bit 5, with AVX and OSXSAVE in leaf 1 ECX and the XMM
-// and YMM state enabled in XCR0).
-func hasAVX2() bool {
-	_, _, c1, _ := cpuid(1, 0)
-	const osxsave, avx = 1 << 27, 1 << 28
-	if c1&osxsave == 0 || c1&avx == 0 {
-		return false
-	}
-	if xcr0, _ := xgetbv0(); xcr0&6 != 6 {
-		return false
-	}
-	_, b7, _, _ := cpuid(7, 0)
-	return b7&(1<<5) != 0
-}
-
-func cpuid(leaf, sub uint32) (a, b, c, d uint32)
-
-func xgetbv0() (eax, edx uint32)
+var useAVX2 = cpu.X86.HasAVX2
 
 //go:noescape
 func dotAVX2(r *float64, ld, rows, cols int, x, acc *float64)

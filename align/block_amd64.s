@@ -300,22 +300,3 @@ last_rows:
 	JLT  last_group
 	VZEROUPPER
 	RET
-
-// func cpuid(leaf, sub uint32) (a, b, c, d uint32)
-TEXT ·cpuid(SB), NOSPLIT, $0-24
-	MOVL leaf+0(FP), AX
-	MOVL sub+4(FP), CX
-	CPUID
-	MOVL AX, a+8(FP)
-	MOVL BX, b+12(FP)
-	MOVL CX, c+16(FP)
-	MOVL DX, d+20(FP)
-	RET
-
-// func xgetbv0() (eax, edx uint32)
-TEXT ·xgetbv0(SB), NOSPLIT, $0-8
-	MOVL   $0, CX
-	XGETBV
-	MOVL   AX, eax+0(FP)
-	MOVL   DX, edx+4(FP)
-	RET

@@ -8,6 +8,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/internal/membw"
 	"unlearn/stream"
 )
 
@@ -18,19 +19,9 @@ var benchSizes = []struct{ d, tau int }{{25, 10}, {100000, 20}}
 // fullMemory returns a memory of capacity tau filled with pairs (s, D s) for
 // a random positive diagonal D (cheap to build at large d).
 func fullMemory(d, tau int) *Memory {
-	rng := rand.New(rand.NewPCG(1, 2))
 	m := NewMemory(d, tau, 1)
-	diag := make([]float64, d)
-	for i := range diag {
-		diag[i] = 1 + 9*rng.Float64()
-	}
-	s, y := make([]float64, d), make([]float64, d)
-	for k := 0; k < tau; k++ {
-		for i := range s {
-			s[i] = rng.NormFloat64()
-			y[i] = diag[i] * s[i]
-		}
-		if err := m.Push(s, y, int64(k)); err != nil {
+	for k, p := range randomPairsDiag(rand.New(rand.NewPCG(1, 2)), d, tau) {
+		if err := m.Push(p[0], p[1], int64(k)); err != nil {
 			panic(err)
 		}
 	}
@@ -137,11 +128,22 @@ func BenchmarkReplay(b *testing.B) {
 	}
 }
 
-// BenchmarkTwoLoopVsStream reports the ratio of the two-loop's time to the
-// time to stream its 2τd floats once (BenchmarkStreamPairs's kernel), timing
-// both alternately inside one loop so that the ratio is robust to the
-// memory-bandwidth swings of a shared machine. Any two-loop must read every
-// pair twice (once per loop), so 2 is the floor.
+// BenchmarkTwoLoopVsStream reports the two-loop's time as a multiple of the
+// time to stream its 2τd floats once, timing all the kernels alternately
+// inside one loop so that the ratios are robust to the memory-bandwidth
+// swings of a shared machine:
+//
+//   - x-stream: against gonum's assembly sum (BenchmarkStreamPairs), the
+//     measure of issue #2;
+//   - x-tuned-stream: against membw.Sum, an AVX2 sum that prefetches like
+//     the two-loop's sweeps (the strictest reference we have);
+//   - go-x-stream: the two-loop with its assembly switched off, against
+//     gonum's sum;
+//   - floor-x-tuned-stream: two passes of the tuned stream (s, y, then y,
+//     s) against one.
+//
+// Any two-loop must read every pair twice (once per loop), so its floor is
+// what two passes of the tuned stream take: floor-x-tuned-stream, about 2.
 func BenchmarkTwoLoopVsStream(b *testing.B) {
 	for _, sz := range benchSizes {
 		b.Run(fmt.Sprintf("d=%d/tau=%d", sz.d, sz.tau), func(b *testing.B) {
@@ -150,17 +152,30 @@ func BenchmarkTwoLoopVsStream(b *testing.B) {
 			for i := range q {
 				q[i] = float64(i%7) - 3
 			}
-			var twoLoop, streamed time.Duration
+			var twoLoop, twoLoopGo, streamed, tuned, twice time.Duration
 			for b.Loop() {
 				t0 := time.Now()
 				sink = floats.Sum(m.sBuf) + floats.Sum(m.yBuf)
 				t1 := time.Now()
 				m.Apply(dst, q)
 				t2 := time.Now()
+				sink = membw.Sum(m.sBuf) + membw.Sum(m.yBuf)
+				t3 := time.Now()
+				withoutAsm(func() { m.Apply(dst, q) })
+				t4 := time.Now()
+				sink = membw.Sum(m.sBuf) + membw.Sum(m.yBuf)
+				sink += membw.Sum(m.yBuf) + membw.Sum(m.sBuf)
+				t5 := time.Now()
+				twice += t5.Sub(t4)
 				streamed += t1.Sub(t0)
 				twoLoop += t2.Sub(t1)
+				tuned += t3.Sub(t2)
+				twoLoopGo += t4.Sub(t3)
 			}
 			b.ReportMetric(float64(twoLoop)/float64(streamed), "x-stream")
+			b.ReportMetric(float64(twoLoop)/float64(tuned), "x-tuned-stream")
+			b.ReportMetric(float64(twoLoopGo)/float64(streamed), "go-x-stream")
+			b.ReportMetric(float64(twice)/float64(tuned), "floor-x-tuned-stream")
 		})
 	}
 }

@@ -65,7 +65,7 @@ func (m *Memory) applyStrided(r, q []float64, ld int) {
 	b := acc / m.sy[top]
 	c, s := m.alpha[n-1]-b, m.slotS(top)
 	for k, sk := range s {
-		r[k*ld] += c * sk
+		r[k*ld] += float64(c * sk)
 	}
 }
 
@@ -77,41 +77,41 @@ func copyDotStrided(r, q, x []float64, ld int) float64 {
 	for ; i+4 <= n; i += 4 {
 		q0, q1, q2, q3 := q[i*ld], q[(i+1)*ld], q[(i+2)*ld], q[(i+3)*ld]
 		r[i*ld], r[(i+1)*ld], r[(i+2)*ld], r[(i+3)*ld] = q0, q1, q2, q3
-		s0 += x[i] * q0
-		s1 += x[i+1] * q1
-		s2 += x[i+2] * q2
-		s3 += x[i+3] * q3
+		s0 += float64(x[i] * q0)
+		s1 += float64(x[i+1] * q1)
+		s2 += float64(x[i+2] * q2)
+		s3 += float64(x[i+3] * q3)
 	}
 	for ; i < n; i++ {
 		r[i*ld] = q[i*ld]
-		s0 += x[i] * q[i*ld]
+		s0 += float64(x[i] * q[i*ld])
 	}
 	return (s0 + s1) + (s2 + s3)
 }
 
-// axpyDotStrided is axpyDot (gamma = 1) or axpyScaleDot on a strided r. The
-// two are kept bit-identical to their contiguous versions: for gamma = 1
-// the product gamma·v is exactly v.
+// axpyDotStrided is axpyDot (gamma = 1) or axpyScaleDot on a strided r,
+// bit-identical to the contiguous kernels: the same operations in the same
+// order, each product rounded before it is added (kernels.go).
 func axpyDotStrided(r []float64, c float64, u, x []float64, ld int, gamma float64) float64 {
 	n := len(u)
 	x = x[:n]
 	var s0, s1, s2, s3 float64
 	i := 0
 	for ; i+4 <= n; i += 4 {
-		r0 := gamma * (r[i*ld] + c*u[i])
-		r1 := gamma * (r[(i+1)*ld] + c*u[i+1])
-		r2 := gamma * (r[(i+2)*ld] + c*u[i+2])
-		r3 := gamma * (r[(i+3)*ld] + c*u[i+3])
+		r0 := gamma * (r[i*ld] + float64(c*u[i]))
+		r1 := gamma * (r[(i+1)*ld] + float64(c*u[i+1]))
+		r2 := gamma * (r[(i+2)*ld] + float64(c*u[i+2]))
+		r3 := gamma * (r[(i+3)*ld] + float64(c*u[i+3]))
 		r[i*ld], r[(i+1)*ld], r[(i+2)*ld], r[(i+3)*ld] = r0, r1, r2, r3
-		s0 += x[i] * r0
-		s1 += x[i+1] * r1
-		s2 += x[i+2] * r2
-		s3 += x[i+3] * r3
+		s0 += float64(x[i] * r0)
+		s1 += float64(x[i+1] * r1)
+		s2 += float64(x[i+2] * r2)
+		s3 += float64(x[i+3] * r3)
 	}
 	for ; i < n; i++ {
-		v := gamma * (r[i*ld] + c*u[i])
+		v := gamma * (r[i*ld] + float64(c*u[i]))
 		r[i*ld] = v
-		s0 += x[i] * v
+		s0 += float64(x[i] * v)
 	}
 	return (s0 + s1) + (s2 + s3)
 }

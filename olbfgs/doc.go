@@ -16,7 +16,12 @@
 // [Memory.Apply] computes H_Z q by the two-loop recursion (Nocedal & Wright,
 // Numerical Optimization, 2nd ed., Algorithm 7.4, p. 178) with initial matrix
 // γI, γ = sᵀy/yᵀy of the newest pair, or γ0 when Z is empty. It works on any
-// vector, does not allocate, and costs 4τd flops.
+// vector, does not allocate, and costs 4τd flops. Each axpy is fused with
+// the dot product that follows it, and on amd64 with AVX2 the fused sweeps
+// run in assembly that prefetches the pairs ahead; the assembly performs the
+// same separately rounded operations as the Go code, so H_Z q has the same
+// bits on every machine. At d = 100000 it runs at the speed of reading the
+// pairs twice, the least any two-loop can do (docs/performance.md).
 //
 // # Step
 //

@@ -1,0 +1,24 @@
+// Package membw holds the reference streaming kernel that the benchmarks
+// measure memory-bound kernels against: the least time in which one core
+// can read a vector from memory.
+//
+// Sum reads its vector once, in order, with AVX2 on amd64 and software
+// prefetches PrefetchDistance bytes ahead — the same instruction set and
+// prefetching as olbfgs's two-loop sweeps, so a ratio of the two compares
+// memory traffic, not code quality. It is a measuring instrument: its
+// result is the sum of the elements, in an unspecified order.
+package membw
+
+import "gonum.org/v1/gonum/floats"
+
+// PrefetchDistance is how far ahead, in bytes, the assembly Sum prefetches.
+const PrefetchDistance = 1024
+
+// Sum returns the sum of x, reading x once.
+func Sum(x []float64) float64 {
+	n := len(x) &^ 15
+	if !useAVX2 || n == 0 {
+		return floats.Sum(x)
+	}
+	return sumAVX2(&x[0], n) + floats.Sum(x[n:])
+}

@@ -1,0 +1,49 @@
+package membw
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/internal/testutil"
+)
+
+// TestSumMatchesGonum: Sum agrees with gonum's sum (to rounding: the order
+// differs) at lengths around every multiple of 16, with and without the
+// assembly.
+func TestSumMatchesGonum(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 100, 4097} {
+		x := make([]float64, n)
+		abs := 0.0
+		for i := range x {
+			x[i] = rng.NormFloat64()
+			abs += x[i]
+			if x[i] < 0 {
+				abs -= 2 * x[i]
+			}
+		}
+		want := floats.Sum(x)
+		for _, asm := range []bool{true, false} {
+			t.Run(fmt.Sprintf("n=%d/asm=%v", n, asm), func(t *testing.T) {
+				saved := useAVX2
+				defer func() { useAVX2 = saved }()
+				useAVX2 = useAVX2 && asm
+				got := Sum(x)
+				require.Truef(t, testutil.Near(got, want, 1e-15*abs+1e-300, 0), "Sum = %v, want %v", got, want)
+			})
+		}
+	}
+}
+
+// TestSumExact: on integers (exact in any order) Sum is exact.
+func TestSumExact(t *testing.T) {
+	x := make([]float64, 1000)
+	for i := range x {
+		x[i] = float64(i)
+	}
+	require.Equal(t, 999.0*1000/2, Sum(x))
+}
