@@ -56,6 +56,17 @@ func (b *boundFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&b.delta0Source, "delta0-source", "", "provenance of --delta0: proved, estimated or assumed (required with --delta0)")
 }
 
+// boundFlagNames returns the names of the flags register adds, in the order
+// it adds them.
+func boundFlagNames() []string {
+	f := pflag.NewFlagSet("bound", pflag.ContinueOnError)
+	f.SortFlags = false
+	new(boundFlags).register(f)
+	var names []string
+	f.VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
+	return names
+}
+
 // scenario builds the scenario from the flags; flags maps the set flags.
 func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error) {
 	if !changed("G") {

@@ -110,7 +110,7 @@ redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.
 				return flagError("memory", "%q: want reset, rebuild or keep", memory)
 			}
 			if changed("alpha") {
-				for _, name := range []string{"G", "rho", "mu", "L", "ages", "stream", "actual", "delta0"} {
+				for _, name := range append(boundFlagNames(), "stream", "actual") {
 					if changed(name) {
 						return flagError(name, "give --alpha or the bound's inputs, not both")
 					}
