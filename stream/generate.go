@@ -222,7 +222,8 @@ type LogisticOptions struct {
 	// to 10.
 	Kappa float64
 	// FeatureScale s > 0 is the largest eigenvalue of Σ0 and Σ1: their
-	// eigenvalues are log-spaced in [s/κ, s]. If zero, defaults to 1, the
+	// eigenvalues are log-spaced in [s/κ, s] (at d = 1, Σ0 = Σ1 = s and κ
+	// has no effect). If zero, defaults to 1, the
 	// paper's unit largest eigenvalue. At s = κ (eigenvalues in [1, κ]) the
 	// default learner (η = 0.1, SPEC §2) is unstable on this stream and its
 	// runs are chaotic (SPEC §1.2): the features' scale, not the learner,
@@ -303,7 +304,7 @@ func (o LogisticOptions) resolve() (logisticParams, error) {
 // "Synthetic Data-Generating Processes"; SPEC §1.2, §8): T inserts with ids
 // t = 1..T and payload (x_t, y_t), where
 //
-//	Σ0 = Q0 Λ Q0ᵀ,  Σ1 = Q1 Λ Q1ᵀ,  λ_i = (s/κ)·κ^{i/(d−1)}  (eigenvalues in [s/κ, s]),
+//	Σ0 = Q0 Λ Q0ᵀ,  Σ1 = Q1 Λ Q1ᵀ,  λ_i = (s/κ)·κ^{i/(d−1)}  (eigenvalues in [s/κ, s]; s at d = 1),
 //	α_t = (δH/2)·(1 + sin(2πt/PH))   (0 when NoDrift),
 //	x_t = sqrt(1−α_t)·L0 z_t + sqrt(α_t)·L1 z'_t  ~ N(0, Σ_t),  Σ_t = (1−α_t)Σ0 + α_tΣ1,
 //	β_t = β0 + δβ·sin(2πt/Pβ)·v,
@@ -386,6 +387,9 @@ type logisticModel struct {
 func newLogisticModel(r *rand.Rand, p logisticParams) (*logisticModel, error) {
 	d := p.d
 	m := &logisticModel{p: p, eig: logSpaced(p.scale/p.kappa, p.kappa, d)}
+	if d == 1 {
+		m.eig[0] = p.scale // the largest eigenvalue is s, whatever κ
+	}
 	m.sigma0 = fromSpectrum(haar(r, d), m.eig)
 	m.sigma1 = fromSpectrum(haar(r, d), m.eig)
 	var ok0, ok1 bool

@@ -144,6 +144,9 @@ func TestGeneratedSpectra(t *testing.T) {
 		{"quadratic d=25 kappa=100 mu=0.5", 25, 100, 0.5, 0, 0.5, 50},
 		{"logistic d=25 kappa=10", 25, 10, 0, 1, 0.1, 1},
 		{"logistic d=4 kappa=100 scale=100", 4, 100, 0, 100, 1, 100},
+		// At d = 1 the one eigenvalue is s, the largest (the quadratic
+		// needs d ≥ 2 for its drift).
+		{"logistic d=1 kappa=100 scale=4", 1, 100, 0, 4, 0.04, 4},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -169,11 +172,14 @@ func TestGeneratedSpectra(t *testing.T) {
 				}
 				got := eigenvalues(t, a)
 				for i, g := range got {
-					want := tt.lo * math.Pow(tt.hi/tt.lo, float64(i)/float64(tt.d-1))
+					want := tt.hi
+					if tt.d > 1 {
+						want = tt.lo * math.Pow(tt.hi/tt.lo, float64(i)/float64(tt.d-1))
+					}
 					assertClose(t, fmt.Sprintf("matrix %d: λ_%d", k, i), g, want, 0, rel)
 				}
 			}
-			if slices.Equal(mats[0][0], mats[1][0]) {
+			if tt.d > 1 && slices.Equal(mats[0][0], mats[1][0]) {
 				t.Error("the two matrices are equal; they must be independent draws")
 			}
 		})
