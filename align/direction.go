@@ -3,6 +3,8 @@ package align
 import (
 	"fmt"
 	"math"
+
+	"unlearn/internal/floatbits"
 )
 
 // DirectionError returns the update-direction error of SPEC §3 (the paper's
@@ -22,7 +24,7 @@ func DirectionError(a, b []float64) float64 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("align: DirectionError: lengths %d and %d differ", len(a), len(b)))
 	}
-	if bitsEqual(a, b) {
+	if floatbits.Equal(a, b) {
 		return 0
 	}
 	ea, za := scaleExp(a)
@@ -72,16 +74,4 @@ func scaleExp(v []float64) (int, bool) {
 	}
 	_, e := math.Frexp(mx)
 	return e, false
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
 }

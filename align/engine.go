@@ -9,6 +9,7 @@ import (
 
 	"gonum.org/v1/gonum/mat"
 
+	"unlearn/internal/floatbits"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -324,7 +325,7 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	}
 	mem := st.Memory()
 	p := Point{RefWNorm: e.refWNorm, Mdirect: mem.DirectMass(e.u), DupdDefined: e.hasNext}
-	wEq := bitsEqual(w, e.refW)
+	wEq := floatbits.Equal(w, e.refW)
 	memEq := mem.Equal(e.ref.Memory())
 	if wEq && memEq {
 		p.Identical = true

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"unlearn/internal/floatbits"
 )
 
 // referenceAxpyScaleDot is the documented contract of axpyScaleDot written
@@ -36,18 +38,6 @@ func withoutAsm(f func()) {
 	f()
 }
 
-func sameBits(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
-			return false
-		}
-	}
-	return true
-}
-
 // TestFusedSweepMatchesReference checks axpyDot and axpyScaleDot, with and
 // without the assembly body, bit for bit against the plainly written
 // contract, for lengths around every multiple of 4 and 8 and a long one.
@@ -70,7 +60,7 @@ func TestFusedSweepMatchesReference(t *testing.T) {
 				r := append([]float64(nil), r0...)
 				got := f(r)
 				require.Equalf(t, math.Float64bits(wantDot), math.Float64bits(got), "%s n=%d γ=%v: dot %v, want %v", name, n, gamma, got, wantDot)
-				require.Truef(t, sameBits(want, r), "%s n=%d γ=%v: r differs", name, n, gamma)
+				require.Truef(t, floatbits.Equal(want, r), "%s n=%d γ=%v: r differs", name, n, gamma)
 			}
 			for _, asm := range []bool{true, false} {
 				run := func(f func()) { f() }
@@ -109,7 +99,7 @@ func TestApplySameBitsWithoutAsm(t *testing.T) {
 		asm, plain := make([]float64, d), make([]float64, d)
 		m.Apply(asm, q)
 		withoutAsm(func() { m.Apply(plain, q) })
-		require.Truef(t, sameBits(asm, plain), "d=%d: Apply differs with and without assembly", d)
+		require.Truef(t, floatbits.Equal(asm, plain), "d=%d: Apply differs with and without assembly", d)
 	}
 }
 

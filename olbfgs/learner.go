@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/internal/floatbits"
 	"unlearn/stream"
 )
 
@@ -270,5 +271,5 @@ func (l *Learner) Clone() *Learner {
 // sources, order), deleted ids, counters and configuration.
 func (l *Learner) Equal(o *Learner) bool {
 	return l.cfg == o.cfg && l.t == o.t && l.skipped == o.skipped &&
-		bitsEqual(l.w, o.w) && l.mem.Equal(o.mem) && slices.Equal(l.deleted, o.deleted)
+		floatbits.Equal(l.w, o.w) && l.mem.Equal(o.mem) && slices.Equal(l.deleted, o.deleted)
 }

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats/scalar"
 	"pgregory.net/rapid"
 
+	"unlearn/internal/floatbits"
 	"unlearn/stream"
 )
 
@@ -83,7 +84,7 @@ func TestStepDeleteAndErrors(t *testing.T) {
 	w := append([]float64(nil), l.W()...)
 	z := l.Memory().Clone()
 	require.NoError(t, l.Step(stream.DeleteEvent(2)))
-	if !bitsEqual(w, l.W()) || !z.Equal(l.Memory()) {
+	if !floatbits.Equal(w, l.W()) || !z.Equal(l.Memory()) {
 		t.Fatal("a delete changed w or Z")
 	}
 	require.True(t, l.IsDeleted(2), "the delete was not recorded")
@@ -119,7 +120,7 @@ func TestDirection(t *testing.T) {
 	want := make([]float64, 6)
 	l.Memory().Apply(want, g)
 	floats.Scale(-1, want)
-	if !bitsEqual(got, want) {
+	if !floatbits.Equal(got, want) {
 		t.Fatalf("Direction = %v, want −H∇ℓ = %v", got, want)
 	}
 	// The next step moves w by exactly η·Direction.
@@ -172,7 +173,7 @@ func TestCounterfactualEqualsNeverInserted(t *testing.T) {
 		t.Fatal("counterfactual replay differs from the stream that never saw U")
 	}
 	full := mustReplay(t, DefaultConfig(5), loss, actual)
-	if bitsEqual(full.W(), cf.W()) {
+	if floatbits.Equal(full.W(), cf.W()) {
 		t.Fatal("the deletions made no difference: the test cannot tell the streams apart")
 	}
 }

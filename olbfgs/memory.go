@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/internal/floatbits"
 	"unlearn/stream"
 )
 
@@ -267,19 +268,7 @@ func (m *Memory) Equal(o *Memory) bool {
 	}
 	for i := range m.order {
 		a, b := m.Pair(i), o.Pair(i)
-		if !bitsEqual(a.S, b.S) || !bitsEqual(a.Y, b.Y) || !slices.Equal(a.Source, b.Source) {
-			return false
-		}
-	}
-	return true
-}
-
-func bitsEqual(a, b []float64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if math.Float64bits(a[i]) != math.Float64bits(b[i]) {
+		if !floatbits.Equal(a.S, b.S) || !floatbits.Equal(a.Y, b.Y) || !slices.Equal(a.Source, b.Source) {
 			return false
 		}
 	}

@@ -9,6 +9,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
 
+	"unlearn/internal/floatbits"
 	"unlearn/stream"
 )
 
@@ -113,7 +114,7 @@ func TestApplyInPlaceAndEmpty(t *testing.T) {
 	m.Apply(want, q)
 	inPlace := append([]float64(nil), q...)
 	m.Apply(inPlace, inPlace)
-	if !bitsEqual(want, inPlace) {
+	if !floatbits.Equal(want, inPlace) {
 		t.Fatalf("in-place Apply %v differs from out-of-place %v", inPlace, want)
 	}
 }
@@ -154,7 +155,7 @@ func TestProvenance(t *testing.T) {
 	for i, id := range []int64{12, 14} {
 		p := m.Pair(i)
 		require.Equal(t, []int64{id}, p.Source, "pair %d after drop: source", i)
-		if !bitsEqual(p.S, wantS[i]) {
+		if !floatbits.Equal(p.S, wantS[i]) {
 			t.Fatalf("pair %d after drop: s changed", i)
 		}
 	}
