@@ -21,11 +21,12 @@ func (b base) Label() string { return b.label }
 // inserts: n events, two gradient evaluations per insert.
 func replayCost(n, ins int) Cost { return Cost{EventsReplayed: n, GradEvals: 2 * ins} }
 
-// countInserts returns the number of inserts in events.
-func countInserts(events []stream.Event) int {
+// countInserts returns the number of inserts in events whose id is not in
+// skip (a nil set skips none).
+func countInserts(events []stream.Event, skip stream.IDSet) int {
 	n := 0
 	for _, e := range events {
-		if e.Op == stream.Insert {
+		if e.Op == stream.Insert && !skip.Has(e.ID) {
 			n++
 		}
 	}
@@ -62,7 +63,7 @@ func (o oracle) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 		return nil, Cost{}, fmt.Errorf("oracle replay: %w", err)
 	}
 	l.MarkDeleted(req.U.Sorted()...)
-	return l, replayCost(len(cf), countInserts(cf)), nil
+	return l, replayCost(len(cf), countInserts(cf, nil)), nil
 }
 
 // NoOp returns no-op deletion ("noop", "No-op deletion"): the state is
@@ -236,7 +237,7 @@ func (o window) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 	if err != nil {
 		return nil, Cost{}, fmt.Errorf("window replay over %d events: %w", o.w, err)
 	}
-	c := replayCost(n, countInserts(stream.Counterfactual(window, req.U)))
+	c := replayCost(n, countInserts(window, req.U))
 	c.RestoreEvents = restored
 	return l, c, nil
 }
