@@ -42,7 +42,7 @@ func (b *boundFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&b.hMax, "hmax", 0, "upper spectral bound hMax ≥ hMin of every H_Z (the paper's M)")
 	f.Float64Var(&b.eta, "eta", olbfgs.DefaultStepSize, "step size η > 0"+b.stateHelp)
 	f.IntVar(&b.tau, "tau", olbfgs.DefaultMemory, "memory size τ ≥ 1"+b.stateHelp)
-	f.StringVar(&b.source, "constants-source", "", "how G, hMin, hMax were obtained: proved, estimated or assumed (required)")
+	f.StringVar(&b.source, "constants-source", "", "how G, hMin, hMax were obtained: proved, estimated or assumed (required with the bound's inputs)")
 	f.Float64Var(&b.rho, "rho", 0, "contraction factor ρ ∈ [0, 1) (or give --mu and --L for the analytic ρ)")
 	f.StringVar(&b.rhoSource, "rho-source", "assumed", "provenance of --rho: proved, estimated or assumed")
 	f.Float64Var(&b.mu, "mu", 0, "strong-convexity constant μ > 0: with --L, prove ρ analytically from μ, L, η, hMin, hMax")

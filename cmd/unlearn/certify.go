@@ -50,7 +50,8 @@ deletions' ages (--ages, or
 --stream: the stream the state was trained on, from which the ages of the
 state's deleted ids are computed). If the state comes from an intervention that
 moved w, give --actual (the snapshot before the intervention): its shift
-‖w̃ − w‖₂ is added to α.
+‖w̃ − w‖₂ is added to the bound's α. With --alpha every bound input, --stream
+and --actual are rejected: a given α must already cover all of it.
 
 Noise N(0, σ²I) is added to w only, as one Gaussian mechanism with σ computed
 once (--calibration analytic, the default, or classic for ε < 1). Then the
@@ -122,6 +123,11 @@ redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.
 				spec.Alpha = &certify.Given{Alpha: alpha, Provenance: p, Method: alphaMethod}
 				spec.Deletions = len(state.Deleted())
 			} else {
+				for _, name := range []string{"alpha-source", "alpha-method"} {
+					if changed(name) {
+						return flagError(name, "only with --alpha")
+					}
+				}
 				// η and τ are the state's learner's unless given.
 				if !changed("eta") {
 					b.eta = state.Config().StepSize

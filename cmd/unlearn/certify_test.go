@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
@@ -98,6 +99,9 @@ func TestCertifyVerifyRoundTrip(t *testing.T) {
 		{"bound-from-stream-rebuild", append([]string{"--stream", streamFile, "--memory", "rebuild", "--retained", streamFile}, boundArgs...), "state"},
 		{"bound-keep-classic", append([]string{"--ages", "19,112", "--memory", "keep", "--calibration", "classic", "--epsilon", "0.5"}, boundArgs...), "parameters"},
 		{"shift-from-actual", append([]string{"--stream", streamFile, "--actual", stateFile}, boundArgs...), "state"},
+		{"given-alpha-rebuild-classic-beta", []string{"--alpha", "0.5", "--alpha-source", "proved", "--alpha-method", "by hand",
+			"--memory", "rebuild", "--retained", streamFile, "--retained-last", "5", "--beta", "0.01",
+			"--calibration", "classic", "--epsilon", "0.5"}, "state"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			out := filepath.Join(dir, tc.name+".released.json")
@@ -207,6 +211,53 @@ func TestCertifyCLIErrorsNameTheFlag(t *testing.T) {
 	}
 	_, err := os.Stat(out)
 	assert.ErrorIs(t, err, os.ErrNotExist, "a failed certify left an output file behind")
+}
+
+// TestCertifyAlphaRejectsBoundInputs: with --alpha, every flag of the
+// bound's inputs (and --stream, --actual) is a usage error naming the flag,
+// and --alpha-source or --alpha-method without --alpha is one too.
+func TestCertifyAlphaRejectsBoundInputs(t *testing.T) {
+	dir, _, stateFile := certifyFixture(t)
+	base := []string{"certify", "--state", stateFile, "--out", filepath.Join(dir, "out.json"),
+		"--certificate", filepath.Join(dir, "cert.json"), "--epsilon", "1", "--delta", "1e-5"}
+	flags := pflag.NewFlagSet("bound", pflag.ContinueOnError)
+	new(boundFlags).register(flags)
+	names := append(boundFlagNames(), "stream", "actual")
+	require.Len(t, names, 19, "the bound's flags changed: check that --alpha should reject each new one")
+	for _, name := range names {
+		t.Run(name, func(t *testing.T) {
+			arg := "--" + name + "=" + stateFile
+			if f := flags.Lookup(name); f != nil {
+				switch f.Value.Type() {
+				case "float64":
+					arg = "--" + name + "=0.5"
+				case "int":
+					arg = "--" + name + "=3"
+				case "intSlice":
+					arg = "--" + name + "=1,2"
+				case "bool":
+					arg = "--" + name + "=false"
+				case "string":
+					arg = "--" + name + "=assumed"
+				default:
+					t.Fatalf("flag --%s of type %s: give it a value here", name, f.Value.Type())
+				}
+			}
+			_, err := runCLI(t, append(base, "--alpha", "0.5", "--alpha-source", "assumed", arg)...)
+			var ue usageError
+			require.ErrorAs(t, err, &ue, "want a usage error")
+			require.ErrorContains(t, err, "--"+name+": give --alpha or the bound's inputs, not both")
+		})
+	}
+	for _, name := range []string{"alpha-source", "alpha-method"} {
+		t.Run(name+"-without-alpha", func(t *testing.T) {
+			args := append(append(base, boundArgs...), "--ages", "1,2", "--"+name+"=assumed")
+			_, err := runCLI(t, args...)
+			var ue usageError
+			require.ErrorAs(t, err, &ue, "want a usage error")
+			require.ErrorContains(t, err, "--"+name+": only with --alpha")
+		})
+	}
 }
 
 func TestCertifyCommandsHaveHelp(t *testing.T) {
