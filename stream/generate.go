@@ -218,12 +218,12 @@ type LogisticOptions struct {
 	T int
 	// Seed seeds the generator; every value, zero included, is a seed.
 	Seed uint64
-	// Kappa is the condition number κ ≥ 1 of Σ0 and Σ1. If zero, defaults
-	// to 10.
+	// Kappa is the condition number κ ≥ 1 of Σ0 and Σ1 (at d = 1 it is
+	// validated and recorded but has no effect: Σ0 = Σ1 = s). If zero,
+	// defaults to 10.
 	Kappa float64
 	// FeatureScale s > 0 is the largest eigenvalue of Σ0 and Σ1: their
-	// eigenvalues are log-spaced in [s/κ, s] (at d = 1, Σ0 = Σ1 = s and κ
-	// has no effect). If zero, defaults to 1, the
+	// eigenvalues are log-spaced in [s/κ, s]. If zero, defaults to 1, the
 	// paper's unit largest eigenvalue. At s = κ (eigenvalues in [1, κ]) the
 	// default learner (η = 0.1, SPEC §2) is unstable on this stream and its
 	// runs are chaotic (SPEC §1.2): the features' scale, not the learner,
