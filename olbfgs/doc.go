@@ -20,7 +20,7 @@
 // the dot product that follows it, and on amd64 with AVX2 the fused sweeps
 // run in assembly that prefetches the pairs ahead; the assembly performs the
 // same separately rounded operations as the Go code, so on amd64 H_Z q has
-// the same bits with or without AVX2. (Across architectures the bits may
+// the same bits with or without AVX2 (the payload of a NaN aside). (Across architectures the bits may
 // differ: gonum's dot products, used for sᵀy and yᵀy, sum in another order
 // off amd64.) At d = 100000 it runs within a few per cent of the time to
 // read the pairs twice, the least any two-loop can do (docs/performance.md).

@@ -8,8 +8,9 @@ package olbfgs
 // (s0+s1)+(s2+s3) — a fixed order, so results are deterministic. On amd64
 // with AVX2 the body of axpyDot and axpyScaleDot runs in assembly
 // (kernels_amd64.s), which performs the same separately rounded operations
-// lane by lane and so gives the same bits; the Go loops below finish the
-// tail. The explicit float64 conversions round each product before it is
+// lane by lane and so gives the same bits (for any result that is not a
+// NaN: NaN payloads depend on operand order, which the Go compiler does not
+// fix); the Go loops below finish the tail. The explicit float64 conversions round each product before it is
 // added, which forbids the compiler from fusing them into a multiply-add
 // (The Go Programming Language Specification, "Floating-point operators"),
 // so the Go and assembly paths agree on every GOAMD64 level. The loops

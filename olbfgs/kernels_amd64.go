@@ -17,6 +17,9 @@ func axpyScaleDotAVX2(r, u, x *float64, n int, c, gamma float64, acc *[4]float64
 // useAVX2 and len(r) ≥ 8. It panics if u or x is shorter than the prefix.
 func axpyScaleDotBody(r []float64, c float64, u []float64, gamma float64, x []float64) (n int, s0, s1, s2, s3 float64) {
 	n = len(r) &^ 7
+	if n == 0 {
+		return 0, 0, 0, 0, 0
+	}
 	if len(u) < n || len(x) < n {
 		panic("olbfgs: fused sweep: vectors shorter than r")
 	}

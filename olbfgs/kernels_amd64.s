@@ -6,8 +6,10 @@
 // the dot product xᵀr of the updated r, four elements per YMM register.
 // Lane j of the accumulator is the partial sum s_j of the Go kernels: it
 // adds the products of the elements k ≡ j (mod 4) in increasing k, so the
-// results are bit-identical to axpyScaleDotGo. No fused multiply-add: every
-// product and sum is rounded separately, as in the Go code.
+// results are bit-identical to the Go loops of axpyScaleDot (except for the
+// payload of a NaN result, which neither Go nor x86 pins down). No fused
+// multiply-add: every product and sum is rounded separately, as in the Go
+// code.
 //
 // The loop software-prefetches the two pair streams u and x PFDIST bytes
 // ahead (one 64-byte line of each per iteration). At d = 100000 the sweep

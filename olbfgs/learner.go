@@ -153,7 +153,7 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	l.loss.Grad(l.g, l.w, z)
 	l.mem.Apply(l.p, l.g)
 	for i, w := range l.w {
-		l.wNew[i] = w - eta*l.p[i] // w + η·p with p = −H_Z g
+		l.wNew[i] = w - float64(eta*l.p[i]) // w + η·p with p = −H_Z g; η·p rounded, never fused
 	}
 	if !finite(l.wNew) {
 		return ErrDiverged

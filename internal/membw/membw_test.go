@@ -3,6 +3,7 @@ package membw
 import (
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -46,4 +47,16 @@ func TestSumExact(t *testing.T) {
 		x[i] = float64(i)
 	}
 	require.Equal(t, 999.0*1000/2, Sum(x))
+}
+
+// TestPrefetchDistanceMatches: the assembly of membw and of olbfgs's
+// two-loop sweep prefetch PrefetchDistance bytes ahead, so the stricter
+// benchmark reference streams the way the two-loop does.
+func TestPrefetchDistanceMatches(t *testing.T) {
+	want := fmt.Sprintf("#define PFDIST %d\n", PrefetchDistance)
+	for _, path := range []string{"membw_amd64.s", "../../olbfgs/kernels_amd64.s"} {
+		src, err := os.ReadFile(path)
+		require.NoError(t, err)
+		require.Containsf(t, string(src), want, "%s must prefetch PrefetchDistance = %d bytes ahead", path, PrefetchDistance)
+	}
 }
