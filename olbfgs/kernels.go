@@ -10,12 +10,13 @@ package olbfgs
 // (kernels_amd64.s), which performs the same separately rounded operations
 // lane by lane and so gives the same bits (for any result that is not a
 // NaN: NaN payloads depend on operand order, which the Go compiler does not
-// fix); the Go loops below finish the tail. The explicit float64 conversions round each product before it is
-// added, which forbids the compiler from fusing them into a multiply-add
-// (The Go Programming Language Specification, "Floating-point operators"),
-// so the Go and assembly paths agree on every GOAMD64 level. The loops
-// advance sub-slices whose lengths the loop condition checks, so the
-// compiler drops every bounds check in them.
+// fix); the Go loops below finish the tail. The explicit float64
+// conversions round each product before it is added, which forbids the
+// compiler from fusing them into a multiply-add (The Go Programming
+// Language Specification, "Floating-point operators"), so the Go and
+// assembly paths agree on every GOAMD64 level. The loops advance
+// sub-slices whose lengths the loop condition checks, so the compiler drops
+// every bounds check in them.
 
 // copyDot sets dst = q and returns xᵀq.
 func copyDot(dst, q, x []float64) float64 {
