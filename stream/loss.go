@@ -147,30 +147,63 @@ func rows(flat []float64, d int) [][]float64 {
 //
 //	dst[i] = (1−α)·Σ_j H0[i][j]·r[j] + α·Σ_j H1[i][j]·r[j],
 //
-// each sum accumulated in increasing j. When α = 0 the H1 term is skipped.
+// each sum accumulated in increasing j, each product rounded before it is
+// added (no fused multiply-add). When α = 0 the H1 term is skipped. Rows go
+// four at a time, four independent sums in flight, which changes no bit.
 func (q *Quadratic) Grad(dst, w []float64, z Sample) {
 	d := q.d
 	if len(dst) != d || len(w) != d || len(z.V) != d {
 		panic("stream: Quadratic.Grad: dimension mismatch")
 	}
 	a, alpha := z.V, z.S
-	for i := 0; i < d; i++ {
-		r0 := q.h0[i*d : (i+1)*d]
-		var s0 float64
-		for j, h := range r0 {
-			s0 += h * (w[j] - a[j])
+	i := 0
+	for ; i+4 <= d; i += 4 {
+		s := rowsTimesDiff(q.h0[i*d:(i+4)*d], w, a)
+		if alpha == 0 {
+			dst[i], dst[i+1], dst[i+2], dst[i+3] = s[0], s[1], s[2], s[3]
+			continue
 		}
+		t := rowsTimesDiff(q.h1[i*d:(i+4)*d], w, a)
+		for k := range 4 {
+			dst[i+k] = float64((1-alpha)*s[k]) + float64(alpha*t[k])
+		}
+	}
+	for ; i < d; i++ {
+		s0 := rowTimesDiff(q.h0[i*d:(i+1)*d], w, a)
 		if alpha == 0 {
 			dst[i] = s0
 			continue
 		}
-		r1 := q.h1[i*d : (i+1)*d]
-		var s1 float64
-		for j, h := range r1 {
-			s1 += h * (w[j] - a[j])
-		}
-		dst[i] = (1-alpha)*s0 + alpha*s1
+		s1 := rowTimesDiff(q.h1[i*d:(i+1)*d], w, a)
+		dst[i] = float64((1-alpha)*s0) + float64(alpha*s1)
 	}
+}
+
+// rowTimesDiff returns Σ_j h[j]·(w[j]−a[j]), in increasing j.
+func rowTimesDiff(h, w, a []float64) float64 {
+	w, a = w[:len(h)], a[:len(h)]
+	var s float64
+	for j, hj := range h {
+		s += float64(hj * (w[j] - a[j]))
+	}
+	return s
+}
+
+// rowsTimesDiff returns rowTimesDiff for the four consecutive rows of length
+// len(w) in h, computed together.
+func rowsTimesDiff(h, w, a []float64) [4]float64 {
+	d := len(w)
+	a = a[:d]
+	h0, h1, h2, h3 := h[:d], h[d:][:d], h[2*d:][:d], h[3*d:][:d]
+	var s0, s1, s2, s3 float64
+	for j, wj := range w {
+		r := wj - a[j]
+		s0 += float64(h0[j] * r)
+		s1 += float64(h1[j] * r)
+		s2 += float64(h2[j] * r)
+		s3 += float64(h3[j] * r)
+	}
+	return [4]float64{s0, s1, s2, s3}
 }
 
 // Value returns ½ (w−a)ᵀ H(α) (w−a).

@@ -115,6 +115,36 @@ func TestQuadraticGradPinnedArithmetic(t *testing.T) {
 	})
 }
 
+// TestQuadraticGradBlockedRows: Grad takes rows four at a time; at every d
+// (a multiple of four or not) it equals the documented formula evaluated
+// one row at a time, bit for bit.
+func TestQuadraticGradBlockedRows(t *testing.T) {
+	for _, d := range []int{1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 25} {
+		r := newTestRand(uint64(d))
+		h0, h1 := randomSPD(r, d, 10), randomSPD(r, d, 10)
+		q, err := NewQuadratic(h0, h1)
+		require.NoError(t, err)
+		w, a := randomVec(r, d), randomVec(r, d)
+		for _, alpha := range []float64{0, 0.3, 1} {
+			want := make([]float64, d)
+			for i := range d {
+				var s0, s1 float64
+				for j := range d {
+					s0 += float64(h0[i][j] * (w[j] - a[j]))
+					s1 += float64(h1[i][j] * (w[j] - a[j]))
+				}
+				want[i] = s0
+				if alpha != 0 {
+					want[i] = float64((1-alpha)*s0) + float64(alpha*s1)
+				}
+			}
+			got := make([]float64, d)
+			q.Grad(got, w, Sample{V: a, S: alpha})
+			require.Truef(t, sameFloats(got, want), "d=%d α=%v: Grad = %v, want %v", d, alpha, got, want)
+		}
+	}
+}
+
 func TestLogisticStableAtHugeMargins(t *testing.T) {
 	const lambda = 0.05
 	l, err := NewLogistic(1, lambda)
