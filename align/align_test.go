@@ -235,6 +235,8 @@ func TestCheckProbesAndOptions(t *testing.T) {
 		{"NaN lambda", 2, Options{LambdaZ: new(math.NaN())}, ErrConfig},
 		{"infinite lambda", 2, Options{LambdaZ: new(math.Inf(1))}, ErrConfig},
 		{"zero dimension", 0, Options{}, ErrConfig},
+		{"too many probes", 25, Options{Probes: MaxProbeFloats/25 + 1}, ErrConfig},
+		{"dimension too large", MaxProbeFloats + 1, Options{}, ErrConfig},
 		{"valid given probes", 2, Options{ProbeVectors: [][]float64{unit, {0, 1}}}, nil},
 		{"valid defaults", 2, Options{}, nil},
 	}

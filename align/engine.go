@@ -100,12 +100,17 @@ type Engine struct {
 	diff     []float64
 }
 
+// MaxProbeFloats bounds m_q·d, the size of one probe block: the engine keeps
+// a few such blocks and one per memory pair, and NewEngine rejects larger
+// requests (over 512 MiB a block) rather than fail in the allocator.
+const MaxProbeFloats = 1 << 26
+
 // NewEngine returns an engine for states of dimension d ≥ 1. It returns an
 // error wrapping ErrConfig for invalid options or ErrProbes for invalid
 // probe vectors.
 func NewEngine(d int, opt Options) (*Engine, error) {
-	if d < 1 {
-		return nil, fmt.Errorf("%w: dimension d = %d must be at least 1", ErrConfig, d)
+	if d < 1 || d > MaxProbeFloats {
+		return nil, fmt.Errorf("%w: dimension d = %d must be in [1, %d]", ErrConfig, d, MaxProbeFloats)
 	}
 	lambdaZ := 1.0
 	if opt.LambdaZ != nil {
@@ -132,8 +137,8 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 		if m == 0 {
 			m = DefaultProbes
 		}
-		if m < 1 {
-			return nil, fmt.Errorf("%w: Probes = %d must be positive", ErrConfig, opt.Probes)
+		if m < 1 || m > MaxProbeFloats/d {
+			return nil, fmt.Errorf("%w: Probes = %d must be in [1, %d] at d = %d (m_q·d at most MaxProbeFloats = 2^26)", ErrConfig, opt.Probes, MaxProbeFloats/d, d)
 		}
 		probes = DrawProbes(rand.New(rand.NewPCG(opt.Seed, ProbeStream)), d, m)
 	}

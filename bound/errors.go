@@ -19,8 +19,9 @@ var (
 	// documentation says so) is not.
 	ErrValue = errors.New("value must be finite and non-negative")
 	// ErrInvalid: a value outside its domain for another reason: hMin >
-	// hMax, μ > L, τ < 1, a negative count, repeated deletion ages, an
-	// unknown enum value or provenance.
+	// hMax, μ > L, τ < 1, a negative count or one above its limit (such as
+	// MaxHorizon), repeated deletion ages, an unknown enum value or
+	// provenance.
 	ErrInvalid = errors.New("invalid value")
 	// ErrNoContraction: the analytic formula or an estimator gives ρ ≥ 1,
 	// so no contraction is proved or observed. The *ArgError's Value holds

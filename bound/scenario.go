@@ -31,6 +31,10 @@ func (s Start) String() string {
 	return fmt.Sprintf("Start(%d)", int(s))
 }
 
+// MaxHorizon is the largest Scenario.Horizon: the result holds two series
+// of Horizon+1 floats (1 GiB at the limit).
+const MaxHorizon = 1 << 26
+
 // Scenario describes a deletion request for the bound α_t of Theorem
 // "Bounded counterfactual state deviation" with the per-step perturbation
 // ε_s(deletions, τ) of docs/theory.md, "Perturbation models".
@@ -59,7 +63,8 @@ type Scenario struct {
 	// Distinct (one insert per step); len(Ages) is the number of
 	// deletions. Required (it may be empty: no deletion).
 	Ages []int
-	// Horizon is the number of steps after t0 to cover. Defaults to 0.
+	// Horizon is the number of steps after t0 to cover, at most MaxHorizon.
+	// Defaults to 0.
 	Horizon int
 	// Start says what the state at t0 is. Defaults to StartUntouched.
 	Start Start
@@ -135,8 +140,8 @@ func (s Scenario) Bound() (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	if s.Horizon < 0 {
-		return Result{}, argErr(fn, "Horizon", float64(s.Horizon), ErrInvalid)
+	if s.Horizon < 0 || s.Horizon > MaxHorizon {
+		return Result{}, argErr(fn, "Horizon", float64(s.Horizon), fmt.Errorf("%w: must be in [0, %d]", ErrInvalid, MaxHorizon))
 	}
 	switch s.Start {
 	case StartUntouched:

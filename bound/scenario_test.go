@@ -350,6 +350,7 @@ func TestScenarioRefusesBadInput(t *testing.T) {
 		{"age<0", func(s *Scenario) { s.Ages = []int{3, -1} }, "Ages[1]", ErrInvalid},
 		{"repeated-age", func(s *Scenario) { s.Ages = []int{3, 3} }, "Ages", ErrInvalid},
 		{"horizon<0", func(s *Scenario) { s.Horizon = -1 }, "Horizon", ErrInvalid},
+		{"horizon>MaxHorizon", func(s *Scenario) { s.Horizon = MaxHorizon + 1 }, "Horizon", ErrInvalid},
 		{"start", func(s *Scenario) { s.Start = 7 }, "Start", ErrInvalid},
 		{"given-delta0<0", func(s *Scenario) { s.Start, s.Delta0, s.Delta0Source = StartGiven, -1, Proved }, "Delta0", ErrValue},
 		{"given-no-source", func(s *Scenario) { s.Start, s.Delta0 = StartGiven, 1 }, "Delta0Source", ErrInvalid},

@@ -1,11 +1,13 @@
 package experiment
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"slices"
 
 	"unlearn/align"
+	"unlearn/olbfgs"
 	"unlearn/stream"
 )
 
@@ -290,6 +292,8 @@ func (c Config) validate(T, d int) error {
 		return configErr("Count", c.Count, "must be at least 1")
 	case c.Probes < 1:
 		return configErr("Probes", c.Probes, "must be at least 1")
+	case len(c.ProbeVectors) == 0 && c.Probes > align.MaxProbeFloats/max(d, 1):
+		return configErr("Probes", c.Probes, fmt.Sprintf("must be at most %d at d = %d (m_q·d ≤ align.MaxProbeFloats = 2^26)", align.MaxProbeFloats/max(d, 1), d))
 	case !(*c.LambdaZ >= 0) || math.IsInf(*c.LambdaZ, 0):
 		return configErr("LambdaZ", *c.LambdaZ, "must be non-negative and finite")
 	}
@@ -297,6 +301,17 @@ func (c Config) validate(T, d int) error {
 		if err := align.CheckProbes(c.ProbeVectors, d); err != nil {
 			return configErr("ProbeVectors", len(c.ProbeVectors), err.Error())
 		}
+	}
+	// The learners' size limit (olbfgs.MaxStateFloats), named by this
+	// configuration's field.
+	lcfg := olbfgs.DefaultConfig(d)
+	lcfg.Memory, lcfg.StepSize = c.Tau, c.Eta
+	if err := lcfg.Validate(); err != nil {
+		var ce *olbfgs.ConfigError
+		if errors.As(err, &ce) && ce.Field == "Memory" {
+			return configErr("Tau", c.Tau, ce.Want)
+		}
+		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
 }

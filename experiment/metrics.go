@@ -28,7 +28,10 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 	}
 	eng, err := align.NewEngine(d, opt)
 	if err != nil {
-		return nil, &ConfigError{Field: "ProbeVectors", Value: c.Probes, Want: err.Error()}
+		if c.ProbeVectors != nil {
+			return nil, &ConfigError{Field: "ProbeVectors", Value: len(c.ProbeVectors), Want: err.Error()}
+		}
+		return nil, &ConfigError{Field: "Probes", Value: c.Probes, Want: err.Error()}
 	}
 	eng.SetDeletion(u)
 	m.eng, m.tau = eng, c.Tau

@@ -84,6 +84,12 @@ func (e *ConfigError) Error() string {
 // Is makes errors.Is(err, ErrConfig) true.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
+// MaxStateFloats bounds the size of a learner: its state and work vectors
+// hold d·(2τ+7) floats, and Validate rejects a configuration that would
+// need more than MaxStateFloats of them (8 GiB) rather than let it fail in
+// the allocator.
+const MaxStateFloats = 1 << 30
+
 // Validate reports the first field out of range as a *ConfigError.
 func (c Config) Validate() error {
 	bad := func(field, symbol string, v any, want string) error {
@@ -92,8 +98,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dim < 1:
 		return bad("Dim", "d", c.Dim, "must be at least 1")
+	case c.Dim > MaxStateFloats/9:
+		return bad("Dim", "d", c.Dim, fmt.Sprintf("must be at most %d (a learner holds d·(2τ+7) floats, at most MaxStateFloats = 2^30)", MaxStateFloats/9))
 	case c.Memory < 0:
 		return bad("Memory", "tau", c.Memory, "must be non-negative")
+	case c.Memory > (MaxStateFloats/c.Dim-7)/2:
+		return bad("Memory", "tau", c.Memory, fmt.Sprintf("must be at most %d at d = %d (a learner holds d·(2τ+7) floats, at most MaxStateFloats = 2^30)", (MaxStateFloats/c.Dim-7)/2, c.Dim))
 	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
 		return bad("StepSize", "eta", c.StepSize, "must be positive and finite")
 	case !(c.InitialScale > 0) || math.IsInf(c.InitialScale, 0):

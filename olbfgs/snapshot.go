@@ -118,12 +118,17 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 		Dim: s.Config.Dim, Memory: s.Config.Memory, StepSize: s.Config.StepSize,
 		InitialScale: s.Config.InitialScale, CurvatureTol: s.Config.CurvatureTol,
 	}
-	l, err := New(cfg, loss)
-	if err != nil {
+	// The configuration and w are checked before the learner is allocated,
+	// so that its size is bounded by MaxStateFloats and d by the input's.
+	if err := cfg.Validate(); err != nil {
 		return fail("config", "%v", err)
 	}
 	if len(s.W) != cfg.Dim || !finite(s.W) {
 		return fail("w", "want %d finite values, got %d", cfg.Dim, len(s.W))
+	}
+	l, err := New(cfg, loss)
+	if err != nil {
+		return fail("config", "%v", err)
 	}
 	copy(l.w, s.W)
 	if len(s.Memory) > cfg.Memory {

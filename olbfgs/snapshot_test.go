@@ -56,6 +56,10 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 		{"format", `"olbfgs-state/v1"`, `"olbfgs-state/v9"`, "format"},
 		{"unknown field", `"skipped"`, `"skipped2"`, "skipped2"},
 		{"tau", `"tau": 10`, `"tau": -1`, "config"},
+		// Sizes a learner cannot hold are errors before anything is
+		// allocated (a crash otherwise).
+		{"huge tau", `"tau": 10`, `"tau": 1000000000000`, "config"},
+		{"huge d", `"d": 2`, `"d": 10000000`, "w"},
 		{"eta", `"eta": 0.1`, `"eta": 0`, "config"},
 		{"counters", `"skipped": 0`, `"skipped": 99`, "t"},
 		{"memory overflow", `"tau": 10`, `"tau": 2`, "memory"},

@@ -96,8 +96,8 @@ func (o QuadraticOptions) resolve() (quadraticParams, error) {
 	setDefault(&p.periodH, 300)
 	const opt = "QuadraticOptions"
 	return p, firstError(
-		checkInt(opt, "D", p.d, 2),
-		checkInt(opt, "T", p.t, 1),
+		checkInt(opt, "D", p.d, 2, MaxGeneratedDim),
+		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/max(p.d, 1)),
 		checkRange(opt, "Kappa", p.kappa, 1, math.Inf(1)),
 		checkPositive(opt, "Mu", p.mu),
 		checkRange(opt, "DeltaA", p.deltaA, 0, math.Inf(1)),
@@ -287,8 +287,8 @@ func (o LogisticOptions) resolve() (logisticParams, error) {
 	setDefault(&p.periodH, 300)
 	const opt = "LogisticOptions"
 	return p, firstError(
-		checkInt(opt, "D", p.d, 1),
-		checkInt(opt, "T", p.t, 1),
+		checkInt(opt, "D", p.d, 1, MaxGeneratedDim),
+		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/max(p.d, 1)),
 		checkRange(opt, "Kappa", p.kappa, 1, math.Inf(1)),
 		checkPositive(opt, "FeatureScale", p.scale),
 		checkRange(opt, "Lambda", p.lambda, 0, math.Inf(1)),
@@ -613,12 +613,23 @@ func firstError(errs ...error) error {
 	return nil
 }
 
-func checkInt(opt, field string, v, lo int) error {
-	if v < lo {
-		return fmt.Errorf("stream: %s.%s = %d must be at least %d: %w", opt, field, v, lo, ErrInvalidValue)
+func checkInt(opt, field string, v, lo, hi int) error {
+	if v < lo || v > hi {
+		return fmt.Errorf("stream: %s.%s = %d must be in [%d, %d]: %w", opt, field, v, lo, hi, ErrInvalidValue)
 	}
 	return nil
 }
+
+// Size limits of the generators, which reject larger requests rather than
+// fail in the allocator.
+const (
+	// MaxGeneratedDim is the largest D: the generators build dense d×d
+	// matrices (128 MiB each at d = 4096).
+	MaxGeneratedDim = 4096
+	// MaxGeneratedValues bounds T·D, the floats of the generated samples
+	// (2 GiB).
+	MaxGeneratedValues = 1 << 28
+)
 
 func checkRange(opt, field string, v, lo, hi float64) error {
 	if math.IsNaN(v) || math.IsInf(v, 0) {

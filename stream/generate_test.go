@@ -591,6 +591,11 @@ func TestGenerateOptionErrors(t *testing.T) {
 		{"logistic NaN deltaBeta", nil, &LogisticOptions{DeltaBeta: &nan}, ErrNonFinite},
 		{"logistic negative scale", nil, &LogisticOptions{FeatureScale: -1}, ErrInvalidValue},
 		{"logistic kappa 1e300 singular", nil, &LogisticOptions{D: 3, T: 1, Kappa: 1e300}, ErrNotSPD},
+		// Sizes past the limits are errors, not allocator failures.
+		{"quadratic D too large", &QuadraticOptions{D: MaxGeneratedDim + 1, T: 1}, nil, ErrInvalidValue},
+		{"logistic D too large", nil, &LogisticOptions{D: 1 << 40, T: 1}, ErrInvalidValue},
+		{"quadratic T·D too large", &QuadraticOptions{D: 25, T: MaxGeneratedValues/25 + 1}, nil, ErrInvalidValue},
+		{"logistic T too large", nil, &LogisticOptions{D: 1, T: 1 << 40}, ErrInvalidValue},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -68,6 +68,10 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 		{"train negative tau", []string{"train", "--stream", streamFile, "--out", filepath.Join(dir, "s"), "--tau", "-1"}, "--tau"},
 		{"train zero eta", []string{"train", "--stream", streamFile, "--out", filepath.Join(dir, "s"), "--eta", "0"}, "--eta"},
 		{"train too many events", []string{"train", "--stream", streamFile, "--out", filepath.Join(dir, "s"), "--events", "21"}, "--events"},
+		// Sizes past the toolkit's limits are usage errors, not crashes.
+		{"train huge tau", []string{"train", "--stream", streamFile, "--out", filepath.Join(dir, "s"), "--tau", "100000000000"}, "--tau"},
+		{"bound huge horizon", []string{"bound", "--G", "1", "--hmax", "1", "--constants-source", "assumed", "--rho", "0.5", "--horizon", "1000000000000"}, "--horizon"},
+		{"decay huge mq", []string{"decay", "--mq", "1000000000000"}, "--mq"},
 		{"unknown flag", []string{"train", "--bogus"}, "bogus"},
 	}
 	for _, tt := range tests {
@@ -81,6 +85,18 @@ func TestCLIErrorsNameTheFlag(t *testing.T) {
 	}
 	_, err = os.Stat(filepath.Join(dir, "s"))
 	require.ErrorIs(t, err, os.ErrNotExist, "a failed train left an output file behind")
+}
+
+// TestTrainRejectsHugeHeaderDimension: a stream whose header asks for a
+// dimension no learner can hold is an error naming the file and the header
+// field, not an out-of-memory crash.
+func TestTrainRejectsHugeHeaderDimension(t *testing.T) {
+	dir := t.TempDir()
+	big := filepath.Join(dir, "big.jsonl")
+	require.NoError(t, os.WriteFile(big, []byte(`{"format":"olbfgs-stream/v1","kind":"logistic","d":1000000000000,"lambda":0.05}`+"\n"), 0o644))
+	_, err := runCLI(t, "train", "--stream", big, "--out", filepath.Join(dir, "s"))
+	require.ErrorIs(t, err, olbfgs.ErrConfig)
+	require.ErrorContains(t, err, big+`: header field "d"`)
 }
 
 func TestTrainReportsBadStreamLine(t *testing.T) {

@@ -107,6 +107,8 @@ func TestRunFlagErrors(t *testing.T) {
 		{"tau", []string{"--stream", file, "--t-del", "50", "--tau", "0"}, "--tau"},
 		{"probes file", []string{"--stream", file, "--t-del", "50", "--probes", file}, "--probes"},
 		{"generated horizon", []string{"--events", "100", "--t-del", "90", "--horizon", "20"}, "--horizon"},
+		{"huge mq", []string{"--stream", file, "--t-del", "50", "--mq", "1000000000000"}, "--mq"},
+		{"huge tau", []string{"--stream", file, "--t-del", "50", "--tau", "100000000000"}, "--tau"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/spf13/cobra"
@@ -47,6 +48,10 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			}
 			cfg := olbfgs.Config{Dim: h.Header.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
 			if err := cfg.Validate(); err != nil {
+				var ce *olbfgs.ConfigError
+				if errors.As(err, &ce) && ce.Field == "Dim" {
+					return fmt.Errorf("%s: header field \"d\": %w", in, err)
+				}
 				return configFlagError(err)
 			}
 			l, err := olbfgs.Replay(cfg, h.Loss, events)
