@@ -23,7 +23,7 @@ type issued struct {
 	before, after *olbfgs.Learner
 }
 
-func issue(t *testing.T, edit func(*Spec)) issued {
+func issue(t testing.TB, edit func(*Spec)) issued {
 	t.Helper()
 	f := newFixture(t)
 	spec := seededSpec(t, 11)
@@ -36,7 +36,7 @@ func issue(t *testing.T, edit func(*Spec)) issued {
 	return issued{f: f, cert: c, before: f.state.Clone(), after: out}
 }
 
-func snapshot(t *testing.T, l *olbfgs.Learner, h stream.Header) []byte {
+func snapshot(t testing.TB, l *olbfgs.Learner, h stream.Header) []byte {
 	t.Helper()
 	b, err := olbfgs.MarshalSnapshot(l, h)
 	require.NoError(t, err)
