@@ -98,20 +98,38 @@ func (l *Learner) StateAgo(k int) (*Learner, int, error) {
 	return out, n, nil
 }
 
-// eventRing is a fixed-capacity FIFO of events.
+// eventRing is a FIFO of at most capacity events. A small ring (up to
+// eagerEvents) is allocated at once; a larger one grows as events arrive,
+// doubling up to its capacity, so that a huge window costs nothing until
+// it fills. Once full size it never allocates.
 type eventRing struct {
-	buf   []stream.Event
-	head  int // index of the oldest event
-	count int
+	buf      []stream.Event
+	head     int // index of the oldest event
+	count    int
+	capacity int
 }
 
+// eagerEvents is the largest capacity an eventRing allocates at once.
+const eagerEvents = 1 << 12
+
 func newEventRing(capacity int) eventRing {
-	return eventRing{buf: make([]stream.Event, capacity)}
+	r := eventRing{capacity: capacity}
+	if capacity <= eagerEvents {
+		r.buf = make([]stream.Event, capacity)
+	}
+	return r
 }
 
 func (r *eventRing) push(e stream.Event) {
-	if r.count == len(r.buf) {
+	if r.count == r.capacity {
 		panic("olbfgs: checkpoint log overflow") // cannot happen: the log is trimmed every window events
+	}
+	if r.count == len(r.buf) {
+		buf := make([]stream.Event, min(max(2*len(r.buf), 16), r.capacity))
+		for i := range r.count {
+			buf[i] = r.at(i)
+		}
+		r.buf, r.head = buf, 0
 	}
 	r.buf[(r.head+r.count)%len(r.buf)] = e
 	r.count++

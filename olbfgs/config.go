@@ -84,11 +84,16 @@ func (e *ConfigError) Error() string {
 // Is makes errors.Is(err, ErrConfig) true.
 func (e *ConfigError) Is(target error) bool { return target == ErrConfig }
 
-// MaxStateFloats bounds the size of a learner: its state and work vectors
-// hold d·(2τ+7) floats, and Validate rejects a configuration that would
-// need more than MaxStateFloats of them (8 GiB) rather than let it fail in
-// the allocator.
+// MaxStateFloats bounds the size of a learner in 8-byte words: its work
+// vectors take 7d and each of the τ pairs 2d + 10 (the two vectors and the
+// per-pair bookkeeping), and Validate rejects a configuration whose full
+// learner would need more than 2³⁰ words (8 GiB) rather than let it fail in
+// the allocator. (A large memory is allocated as pairs arrive, see Memory,
+// so a learner that has stored few pairs is small whatever τ is.)
 const MaxStateFloats = 1 << 30
+
+// maxMemory returns the largest τ that Validate accepts at dimension d.
+func maxMemory(d int) int { return (MaxStateFloats - 7*d) / (2*d + 10) }
 
 // Validate reports the first field out of range as a *ConfigError.
 func (c Config) Validate() error {
@@ -98,12 +103,12 @@ func (c Config) Validate() error {
 	switch {
 	case c.Dim < 1:
 		return bad("Dim", "d", c.Dim, "must be at least 1")
-	case c.Dim > MaxStateFloats/9:
-		return bad("Dim", "d", c.Dim, fmt.Sprintf("must be at most %d (a learner holds d·(2τ+7) floats, at most MaxStateFloats = 2^30)", MaxStateFloats/9))
+	case c.Dim > MaxStateFloats/7:
+		return bad("Dim", "d", c.Dim, fmt.Sprintf("must be at most %d (a learner takes 7d + τ(2d+10) words, at most MaxStateFloats = 2^30)", MaxStateFloats/7))
 	case c.Memory < 0:
 		return bad("Memory", "tau", c.Memory, "must be non-negative")
-	case c.Memory > (MaxStateFloats/c.Dim-7)/2:
-		return bad("Memory", "tau", c.Memory, fmt.Sprintf("must be at most %d at d = %d (a learner holds d·(2τ+7) floats, at most MaxStateFloats = 2^30)", (MaxStateFloats/c.Dim-7)/2, c.Dim))
+	case c.Memory > maxMemory(c.Dim):
+		return bad("Memory", "tau", c.Memory, fmt.Sprintf("must be at most %d at d = %d (a learner takes 7d + τ(2d+10) words, at most MaxStateFloats = 2^30)", maxMemory(c.Dim), c.Dim))
 	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
 		return bad("StepSize", "eta", c.StepSize, "must be positive and finite")
 	case !(c.InitialScale > 0) || math.IsInf(c.InitialScale, 0):

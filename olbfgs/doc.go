@@ -25,6 +25,10 @@
 // off amd64.) At d = 100000 it runs within a few per cent of the time to
 // read the pairs twice, the least any two-loop can do (docs/performance.md).
 //
+// Storage: a memory with τ·d up to 2¹⁶ is allocated at once; a larger one
+// grows its slots as pairs arrive, doubling up to τ. [Config.Validate]
+// rejects a learner whose full size would exceed [MaxStateFloats] words.
+//
 // # Step
 //
 // An insert of sample z (Schraudolph, Yu & Günter 2007, o-LBFGS with the same

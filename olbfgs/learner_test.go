@@ -30,8 +30,8 @@ func TestConfigValidate(t *testing.T) {
 		{"zero gamma0", func(c *Config) { c.InitialScale = 0 }, "InitialScale (gamma0)"},
 		{"negative tol", func(c *Config) { c.CurvatureTol = -1 }, "CurvatureTol"},
 		// Sizes past MaxStateFloats are errors, not allocator failures.
-		{"huge dimension", func(c *Config) { c.Dim = MaxStateFloats/9 + 1 }, "Dim"},
-		{"huge tau", func(c *Config) { c.Memory = (MaxStateFloats/3-7)/2 + 1 }, "Memory (tau)"},
+		{"huge dimension", func(c *Config) { c.Dim = MaxStateFloats/7 + 1 }, "Dim"},
+		{"huge tau", func(c *Config) { c.Memory = (MaxStateFloats-7*3)/(2*3+10) + 1 }, "Memory (tau)"},
 		{"tau·d overflows int", func(c *Config) { c.Memory = math.MaxInt / 2 }, "Memory (tau)"},
 	}
 	for _, tt := range tests {
@@ -47,9 +47,11 @@ func TestConfigValidate(t *testing.T) {
 	c := DefaultConfig(3)
 	c.Memory = 0 // τ = 0 is valid: no curvature memory
 	require.NoError(t, c.Validate(), "tau = 0 rejected")
-	c.Memory = (MaxStateFloats/3 - 7) / 2 // the largest τ at d = 3 (not allocated here)
+	c.Memory = (MaxStateFloats - 7*3) / (2*3 + 10) // the largest τ at d = 3 (not allocated here)
 	require.NoError(t, c.Validate(), "the largest tau at d = 3 rejected")
-	require.LessOrEqual(t, 3*(2*c.Memory+7), MaxStateFloats)
+	require.LessOrEqual(t, 7*3+c.Memory*(2*3+10), MaxStateFloats)
+	c.Dim, c.Memory = MaxStateFloats/7, 0 // the largest d, without memory
+	require.NoError(t, c.Validate(), "the largest d rejected")
 }
 
 // TestFirstStepByHand checks one step from θ0 against the rules of SPEC §2

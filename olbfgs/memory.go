@@ -13,20 +13,33 @@ import (
 
 // Memory is the o-LBFGS curvature memory Z: a FIFO of at most τ pairs (s, y),
 // oldest first, each tagged with its source (the ids of the events whose data
-// produced it). Storage for all τ pairs is allocated once, contiguously; no
-// operation on a Memory allocates once it exists, except DropTouching and
+// produced it).
+//
+// Storage is contiguous, one slot per pair. A small memory (τ·d up to
+// eagerFloats) allocates all τ slots when it is made; a larger one grows
+// its slots as pairs arrive, doubling up to τ, so that its size follows the
+// pairs actually stored (a snapshot or a short stream that asks for a huge
+// τ costs nothing until pairs come). Once τ pairs have been stored — at
+// once for a small memory — no operation allocates, except DropTouching and
 // Touching results.
 type Memory struct {
 	d, capacity int
 	gamma0      float64
 
+	// Per slot, for the len(sy) slots allocated so far (at most capacity).
 	sBuf, yBuf []float64 // slot k occupies [k·d, (k+1)·d)
-	sy, yy     []float64 // per slot: sᵀy and yᵀy
-	source     [][]int64 // per slot
-	order      []int     // occupied slots, oldest → newest
-	free       []int     // unoccupied slots
+	sy, yy     []float64 // sᵀy and yᵀy
+	source     [][]int64
 	alpha      []float64 // two-loop scratch, one per stored pair
+
+	order []int // occupied slots, oldest → newest
+	free  []int // allocated, unoccupied slots
 }
+
+// eagerFloats is the largest τ·d for which NewMemory allocates every slot
+// at once (512 KiB of pairs). A variable so that tests can make small
+// memories grow lazily too.
+var eagerFloats = 1 << 16
 
 // NewMemory returns an empty memory of capacity tau ≥ 0 for vectors of
 // dimension d ≥ 1, whose initial matrix is gamma0·I while it is empty.
@@ -35,22 +48,62 @@ func NewMemory(d, tau int, gamma0 float64) *Memory {
 	if d < 1 || tau < 0 || !(gamma0 > 0) {
 		panic(fmt.Sprintf("olbfgs: NewMemory(d=%d, tau=%d, gamma0=%v): invalid arguments", d, tau, gamma0))
 	}
-	m := &Memory{
-		d: d, capacity: tau, gamma0: gamma0,
-		sBuf:   make([]float64, tau*d),
-		yBuf:   make([]float64, tau*d),
-		sy:     make([]float64, tau),
-		yy:     make([]float64, tau),
-		source: make([][]int64, tau),
-		order:  make([]int, 0, tau),
-		free:   make([]int, 0, tau),
-		alpha:  make([]float64, tau),
-	}
-	for k := tau - 1; k >= 0; k-- {
-		m.free = append(m.free, k)
-		m.source[k] = make([]int64, 0, 1)
+	m := &Memory{d: d, capacity: tau, gamma0: gamma0}
+	if tau <= eagerFloats/d {
+		m.reserve(tau)
+		for range tau {
+			m.free = append(m.free, m.newSlot())
+		}
+		slices.Reverse(m.free) // popped from the end: slot 0 first
 	}
 	return m
+}
+
+// reserve makes room for n slots in every per-slot array without changing
+// the number of slots.
+func (m *Memory) reserve(n int) {
+	k := len(m.sy)
+	if m.hasRoom(n) {
+		return
+	}
+	more := max(n-k, 0)
+	m.sBuf = slices.Grow(m.sBuf, more*m.d)
+	m.yBuf = slices.Grow(m.yBuf, more*m.d)
+	m.sy = slices.Grow(m.sy, more)
+	m.yy = slices.Grow(m.yy, more)
+	m.source = slices.Grow(m.source, more)
+	m.alpha = slices.Grow(m.alpha, more)
+	m.order = slices.Grow(m.order, max(n-len(m.order), 0))
+	m.free = slices.Grow(m.free, max(n-len(m.free), 0))
+}
+
+// hasRoom reports whether every per-slot array has room for n slots.
+func (m *Memory) hasRoom(n int) bool {
+	return n*m.d <= cap(m.sBuf) && n*m.d <= cap(m.yBuf) && n <= cap(m.sy) && n <= cap(m.yy) &&
+		n <= cap(m.source) && n <= cap(m.alpha) && n <= cap(m.order) && n <= cap(m.free)
+}
+
+// newSlot allocates one more slot, growing the arrays to min(2k, τ) slots
+// when they are full, and returns its index.
+func (m *Memory) newSlot() int {
+	k := len(m.sy)
+	if k >= m.capacity {
+		panic("olbfgs: Memory: no slot left") // cannot happen: callers check
+	}
+	if !m.hasRoom(k + 1) {
+		m.reserve(min(max(2*k, 4), m.capacity))
+	}
+	m.sBuf = m.sBuf[:(k+1)*m.d]
+	m.yBuf = m.yBuf[:(k+1)*m.d]
+	m.sy = append(m.sy, 0)
+	m.yy = append(m.yy, 0)
+	m.alpha = append(m.alpha, 0)
+	m.source = m.source[:k+1] // a set left by an earlier CopyFrom is reused
+	if m.source[k] == nil {
+		m.source[k] = make([]int64, 0, 1)
+	}
+	m.source[k] = m.source[k][:0]
+	return k
 }
 
 // Dim returns d.
@@ -163,10 +216,13 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 		return
 	}
 	var k int
-	if len(m.free) > 0 {
+	switch {
+	case len(m.free) > 0:
 		k = m.free[len(m.free)-1]
 		m.free = m.free[:len(m.free)-1]
-	} else {
+	case len(m.order) < m.capacity:
+		k = m.newSlot()
+	default:
 		k = m.order[0]
 		copy(m.order, m.order[1:])
 		m.order = m.order[:len(m.order)-1]
@@ -232,7 +288,8 @@ func (m *Memory) DropTouching(u stream.IDSet) int {
 
 // CopyFrom makes m an exact copy of src (same pairs in the same order, same
 // γ0). It panics if the dimensions or capacities differ. It does not
-// allocate unless a source set is longer than any m held before.
+// allocate unless src has more slots than m has room for, or a source set
+// is longer than any m held before.
 func (m *Memory) CopyFrom(src *Memory) {
 	if m == src {
 		return
@@ -241,12 +298,17 @@ func (m *Memory) CopyFrom(src *Memory) {
 		panic(fmt.Sprintf("olbfgs: Memory.CopyFrom: shape (d=%d, tau=%d) from (d=%d, tau=%d)", m.d, m.capacity, src.d, src.capacity))
 	}
 	m.gamma0 = src.gamma0
-	// Copy slot for slot so that the physical layout matches too.
+	// Copy slot for slot so that the physical layout matches too: m takes
+	// exactly src's slots, keeping any room it has beyond them.
+	n := len(src.sy)
+	m.reserve(n)
+	m.sBuf, m.yBuf = m.sBuf[:n*m.d], m.yBuf[:n*m.d]
+	m.sy, m.yy, m.alpha, m.source = m.sy[:n], m.yy[:n], m.alpha[:n], m.source[:n]
 	copy(m.sBuf, src.sBuf)
 	copy(m.yBuf, src.yBuf)
 	copy(m.sy, src.sy)
 	copy(m.yy, src.yy)
-	for k := range src.source {
+	for k := range n {
 		m.source[k] = append(m.source[k][:0], src.source[k]...)
 	}
 	m.order = append(m.order[:0], src.order...)

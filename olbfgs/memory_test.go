@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats"
 	"gonum.org/v1/gonum/mat"
+	"pgregory.net/rapid"
 
 	"unlearn/internal/floatbits"
 	"unlearn/stream"
@@ -175,4 +176,88 @@ func TestProvenance(t *testing.T) {
 	m.Reset()
 	require.Zero(t, m.Len(), "Len after Reset")
 	require.Equal(t, 4, c.Len(), "Len of the clone after Reset of the original")
+}
+
+// TestLazyMemoryMatchesEager: a memory that grows its slots as pairs arrive
+// (the path of large τ·d, forced here by setting eagerFloats to 0) behaves
+// exactly like one allocated at once, through any sequence of pushes,
+// resets, drops, copies and clones: same pairs, same H_Z q to the bit, and
+// never more slots than τ.
+func TestLazyMemoryMatchesEager(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		d := rapid.IntRange(1, 6).Draw(rt, "d")
+		tau := rapid.IntRange(0, 9).Draw(rt, "tau")
+		eager := NewMemory(d, tau, 0.7)
+		saved := eagerFloats
+		eagerFloats = 0
+		lazy := NewMemory(d, tau, 0.7)
+		eagerFloats = saved
+		rng := rand.New(rand.NewPCG(uint64(d), uint64(tau)))
+		q := randVec(rng, d)
+		id := int64(0)
+		for step := range rapid.IntRange(1, 40).Draw(rt, "steps") {
+			switch op := rapid.IntRange(0, 9).Draw(rt, "op"); {
+			case op < 6: // push
+				s := randVec(rng, d)
+				y := make([]float64, d)
+				for i := range y {
+					y[i] = (1 + float64(i)) * s[i]
+				}
+				id++
+				require.NoError(rt, eager.Push(s, y, id))
+				require.NoError(rt, lazy.Push(s, y, id))
+			case op == 6:
+				eager.Reset()
+				lazy.Reset()
+			case op == 7:
+				u := stream.NewIDSet(id, id-2)
+				require.Equal(rt, eager.DropTouching(u), lazy.DropTouching(u))
+			case op == 8: // copy each way through a fresh clone
+				lazy.CopyFrom(eager.Clone())
+			default:
+				lazy = lazy.Clone()
+			}
+			require.Truef(rt, lazy.Equal(eager), "step %d: memories differ", step)
+			require.LessOrEqual(rt, len(lazy.sy), tau, "more slots than τ")
+			a, b := make([]float64, d), make([]float64, d)
+			eager.Apply(a, q)
+			lazy.Apply(b, q)
+			require.Truef(rt, floatbits.Equal(a, b), "step %d: H_Z q differs", step)
+		}
+	})
+}
+
+// TestEventRingGrows: a checkpoint log larger than eagerEvents grows as
+// events arrive and stays a FIFO: it matches a plain slice through pushes
+// and front drops, across several growths and wrap-arounds.
+func TestEventRingGrows(t *testing.T) {
+	const capacity = eagerEvents + 1000
+	r := newEventRing(capacity)
+	require.Empty(t, r.buf, "a large ring must not allocate up front")
+	var model []stream.Event
+	id := int64(0)
+	for round := range 6 {
+		for range capacity - len(model) {
+			id++
+			e := stream.DeleteEvent(id)
+			r.push(e)
+			model = append(model, e)
+		}
+		require.LessOrEqual(t, len(r.buf), capacity)
+		drop := (round + 1) * 700
+		r.dropFront(drop)
+		model = model[drop:]
+		require.Equal(t, len(model), r.count)
+		for i, e := range model {
+			if r.at(i).ID != e.ID {
+				t.Fatalf("round %d: event %d is id %d, want %d", round, i, r.at(i).ID, e.ID)
+			}
+		}
+	}
+	require.Panics(t, func() {
+		for {
+			id++
+			r.push(stream.DeleteEvent(id))
+		}
+	}, "pushing past the capacity must panic")
 }
