@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"unlearn/bound"
+	"unlearn/internal/strictjson"
 	"unlearn/noise"
 )
 
@@ -165,14 +166,9 @@ func (c *Certificate) MarshalIndent() ([]byte, error) {
 // a format other than [Format] are errors (*VerifyError wrapping
 // ErrFormat); the content is checked by [Verify].
 func ParseCertificate(data []byte) (*Certificate, error) {
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
 	var c Certificate
-	if err := dec.Decode(&c); err != nil {
+	if err := strictjson.Decode(bytes.NewReader(data), &c); err != nil {
 		return nil, verifyErr("format", ErrFormat, "%v", err)
-	}
-	if dec.More() {
-		return nil, verifyErr("format", ErrFormat, "trailing data after the certificate")
 	}
 	if c.Format != Format {
 		return nil, verifyErr("format", ErrFormat, "%q, want %q", c.Format, Format)

@@ -254,6 +254,8 @@ func TestParseCertificateRejectsMalformed(t *testing.T) {
 	}{
 		{"unknown-field", bytes.Replace(js, []byte(`"format"`), []byte(`"extra": 1, "format"`), 1)},
 		{"trailing-data", append(append([]byte(nil), js...), []byte("{}")...)},
+		{"trailing-brace", append(append([]byte(nil), js...), '}')},
+		{"trailing-brackets", append(append([]byte(nil), js...), []byte("]]]garbage")...)},
 		{"other-format", bytes.Replace(js, []byte(Format), []byte("unlearn-certificate/v0"), 1)},
 		{"not-json", []byte("certificate")},
 		{"bad-memory-policy", bytes.Replace(js, []byte(`"memory": "reset"`), []byte(`"memory": "forget"`), 1)},

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"unlearn/internal/atomicfile"
+	"unlearn/internal/strictjson"
 )
 
 // ManifestFormat is the format tag of a results folder's manifest.
@@ -183,10 +184,8 @@ func ReadResults(dir string) (*Results, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s: %w", ErrRecord, dir, err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.DisallowUnknownFields()
 	var res Results
-	if err := dec.Decode(&res.Manifest); err != nil {
+	if err := strictjson.Decode(bytes.NewReader(b), &res.Manifest); err != nil {
 		return nil, fmt.Errorf("%w: %s/manifest.json: %w", ErrRecord, dir, err)
 	}
 	if res.Manifest.Format != ManifestFormat {

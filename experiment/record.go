@@ -8,6 +8,7 @@ import (
 	"math"
 	"strconv"
 	"time"
+	"unlearn/internal/strictjson"
 )
 
 // RecordFormat is the format tag of a run record.
@@ -238,10 +239,8 @@ func (r *Record) WriteJSON(w io.Writer) error {
 // ReadRecord decodes a record written by [Record.WriteJSON], rejecting
 // unknown fields and other formats.
 func ReadRecord(rd io.Reader) (*Record, error) {
-	dec := json.NewDecoder(rd)
-	dec.DisallowUnknownFields()
 	var r Record
-	if err := dec.Decode(&r); err != nil {
+	if err := strictjson.Decode(rd, &r); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRecord, err)
 	}
 	if r.Format != RecordFormat {

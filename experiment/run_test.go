@@ -298,6 +298,8 @@ func TestRecordRoundTrip(t *testing.T) {
 		bad = bytes.Replace(b, []byte(RecordFormat), []byte("unlearn-run/v0"), 1)
 		_, err = ReadRecord(bytes.NewReader(bad))
 		assert.ErrorIs(t, err, ErrRecord, "other format")
+		_, err = ReadRecord(bytes.NewReader(append(append([]byte(nil), b...), ']')))
+		assert.ErrorIs(t, err, ErrRecord, "trailing bracket")
 	})
 }
 

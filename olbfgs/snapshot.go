@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"unlearn/internal/strictjson"
 	"unlearn/stream"
 )
 
@@ -89,13 +90,8 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 // Errors wrap ErrSnapshot and name the field.
 func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	var s snapshot
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&s); err != nil {
+	if err := strictjson.Decode(bytes.NewReader(data), &s); err != nil {
 		return nil, stream.Header{}, fmt.Errorf("%w: %w", ErrSnapshot, err)
-	}
-	if dec.More() {
-		return nil, stream.Header{}, fmt.Errorf("%w: trailing data after the snapshot object", ErrSnapshot)
 	}
 	fail := func(field string, format string, args ...any) (*Learner, stream.Header, error) {
 		return nil, stream.Header{}, fmt.Errorf("%w: field %q: %s", ErrSnapshot, field, fmt.Sprintf(format, args...))

@@ -75,6 +75,12 @@ func TestSnapshotRejectsBadInput(t *testing.T) {
 			require.ErrorContains(t, err, tt.field, "the error must name the field")
 		})
 	}
+	// Anything after the object is an error, even the closing brackets that
+	// json.Decoder.More does not count.
+	for _, junk := range []string{"]", "}", "]]]garbage", "{}", "\n0"} {
+		_, _, err := UnmarshalSnapshot(append(append([]byte(nil), good...), junk...))
+		require.ErrorIsf(t, err, ErrSnapshot, "trailing %q accepted", junk)
+	}
 	_, err = MarshalSnapshot(l, stream.Header{Kind: stream.KindLogistic, D: 2, Lambda: 1})
 	require.ErrorIs(t, err, ErrSnapshot, "mismatched header")
 }
