@@ -101,7 +101,7 @@ type Engine struct {
 }
 
 // MaxProbeFloats bounds m_q·d, the size of one probe block: the engine keeps
-// a few such blocks and one per memory pair, and NewEngine rejects larger
+// a few such blocks (and τ·m_q coefficients), and NewEngine rejects larger
 // requests (over 512 MiB a block) rather than fail in the allocator.
 const MaxProbeFloats = 1 << 26
 

@@ -97,7 +97,7 @@ func (o QuadraticOptions) resolve() (quadraticParams, error) {
 	const opt = "QuadraticOptions"
 	return p, firstError(
 		checkInt(opt, "D", p.d, 2, MaxGeneratedDim),
-		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/max(p.d, 1)),
+		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/(max(p.d, 1)+6)),
 		checkRange(opt, "Kappa", p.kappa, 1, math.Inf(1)),
 		checkPositive(opt, "Mu", p.mu),
 		checkRange(opt, "DeltaA", p.deltaA, 0, math.Inf(1)),
@@ -288,7 +288,7 @@ func (o LogisticOptions) resolve() (logisticParams, error) {
 	const opt = "LogisticOptions"
 	return p, firstError(
 		checkInt(opt, "D", p.d, 1, MaxGeneratedDim),
-		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/max(p.d, 1)),
+		checkInt(opt, "T", p.t, 1, MaxGeneratedValues/(max(p.d, 1)+6)),
 		checkRange(opt, "Kappa", p.kappa, 1, math.Inf(1)),
 		checkPositive(opt, "FeatureScale", p.scale),
 		checkRange(opt, "Lambda", p.lambda, 0, math.Inf(1)),
@@ -624,10 +624,11 @@ func checkInt(opt, field string, v, lo, hi int) error {
 // fail in the allocator.
 const (
 	// MaxGeneratedDim is the largest D: the generators build dense d×d
-	// matrices (128 MiB each at d = 4096).
-	MaxGeneratedDim = 4096
-	// MaxGeneratedValues bounds T·D, the floats of the generated samples
-	// (2 GiB).
+	// matrices, factor them (O(d³)) and, for the quadratic stream, write
+	// two of them in the header.
+	MaxGeneratedDim = 2048
+	// MaxGeneratedValues bounds T·(D+6), the 8-byte words the generated
+	// events take (D floats and a 6-word event each; 2 GiB).
 	MaxGeneratedValues = 1 << 28
 )
 

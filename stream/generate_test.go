@@ -594,7 +594,7 @@ func TestGenerateOptionErrors(t *testing.T) {
 		// Sizes past the limits are errors, not allocator failures.
 		{"quadratic D too large", &QuadraticOptions{D: MaxGeneratedDim + 1, T: 1}, nil, ErrInvalidValue},
 		{"logistic D too large", nil, &LogisticOptions{D: 1 << 40, T: 1}, ErrInvalidValue},
-		{"quadratic T·D too large", &QuadraticOptions{D: 25, T: MaxGeneratedValues/25 + 1}, nil, ErrInvalidValue},
+		{"quadratic T·(D+6) too large", &QuadraticOptions{D: 25, T: MaxGeneratedValues/31 + 1}, nil, ErrInvalidValue},
 		{"logistic T too large", nil, &LogisticOptions{D: 1, T: 1 << 40}, ErrInvalidValue},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"errors"
 	"fmt"
 	"io"
@@ -188,20 +189,28 @@ with every Hessian, e.g. isotropic losses or d = 1).`,
 	return cmd
 }
 
-// printBound prints the final α (or the series) and the terms.
+// printBound prints the final α (or the series) and the terms. The series
+// streams through a buffer in fixed-width columns (α in 'g' format with 10
+// digits takes at most 17 characters), so that a long horizon is not held
+// in memory as text.
 func printBound(w io.Writer, res bound.Result, series bool) error {
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	if series {
-		fmt.Fprintln(tw, "k\talpha\tperturbation into k")
+		bw := bufio.NewWriter(w)
+		kw := len(strconv.Itoa(len(res.Alpha) - 1))
+		fmt.Fprintf(bw, "%-*s  %-17s  %s\n", kw, "k", "alpha", "perturbation into k")
 		for k, a := range res.Alpha {
 			p := "-"
 			if k > 0 {
 				p = strconv.FormatFloat(res.Perturbations[k-1], 'g', 8, 64)
 			}
-			fmt.Fprintf(tw, "%d\t%s\t%s\n", k, strconv.FormatFloat(a, 'g', 10, 64), p)
+			fmt.Fprintf(bw, "%-*d  %-17s  %s\n", kw, k, strconv.FormatFloat(a, 'g', 10, 64), p)
 		}
-		fmt.Fprintln(tw)
+		fmt.Fprintln(bw)
+		if err := bw.Flush(); err != nil {
+			return err
+		}
 	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	h := len(res.Alpha) - 1
 	fmt.Fprintf(tw, "alpha\t%s\tat t0+%d, %d deletion(s)\n", strconv.FormatFloat(res.Alpha[h], 'g', -1, 64), h, res.Deletions)
 	fmt.Fprintf(tw, "provenance\t%s\t\n", res.Provenance)
