@@ -304,9 +304,7 @@ func (c Config) validate(T, d int) error {
 	}
 	// The learners' size limit (olbfgs.MaxStateFloats), named by this
 	// configuration's field.
-	lcfg := olbfgs.DefaultConfig(d)
-	lcfg.Memory, lcfg.StepSize = c.Tau, c.Eta
-	if err := lcfg.Validate(); err != nil {
+	if err := c.learnerConfig(d).Validate(); err != nil {
 		var ce *olbfgs.ConfigError
 		if errors.As(err, &ce) && ce.Field == "Memory" {
 			return configErr("Tau", c.Tau, ce.Want)
@@ -314,6 +312,14 @@ func (c Config) validate(T, d int) error {
 		return fmt.Errorf("%w: %w", ErrConfig, err)
 	}
 	return nil
+}
+
+// learnerConfig is the o-LBFGS configuration of every learner of a run in
+// dimension d: SPEC §2's defaults with the configuration's τ and η.
+func (c Config) learnerConfig(d int) olbfgs.Config {
+	lcfg := olbfgs.DefaultConfig(d)
+	lcfg.Memory, lcfg.StepSize = c.Tau, c.Eta
+	return lcfg
 }
 
 // Validate reports the first field of c that is out of range once defaults

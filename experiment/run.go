@@ -250,8 +250,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 		return nil, err
 	}
 	loss := h.Loss
-	lcfg := olbfgs.DefaultConfig(d)
-	lcfg.Memory, lcfg.StepSize = c.Tau, c.Eta
+	lcfg := c.learnerConfig(d)
 	window := 5 * c.Tau
 
 	// 1. The actual learner on the prefix, with checkpoints from θ0.
