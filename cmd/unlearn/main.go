@@ -59,8 +59,20 @@ deletion-edited counterfactual, and certifies unlearned states.`,
 		newReportCmd(),
 		newDocsCmd(),
 	)
+	for _, c := range registered {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// registered holds the constructors of commands that register themselves
+// from their own file (func init() { register(newXCmd) }), so that adding
+// a command does not touch this file. They are added after the built-in
+// ones, in the order the files' init functions run (file name order).
+var registered []func() *cobra.Command
+
+// register adds a command constructor to the root command.
+func register(c func() *cobra.Command) { registered = append(registered, c) }
 
 // usageError marks a bad command line (exit status 2).
 type usageError struct{ error }
