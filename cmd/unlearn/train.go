@@ -18,6 +18,7 @@ func newTrainCmd() *cobra.Command {
 		eta, gamma0  float64
 		curvatureTol float64
 	)
+	var certifiable certifiableFlags
 	cmd := &cobra.Command{
 		Use:   "train --stream FILE --out FILE",
 		Short: "Replay a stream file through the o-LBFGS learner and save the state",
@@ -47,6 +48,7 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 				events = events[:upTo]
 			}
 			cfg := olbfgs.Config{Dim: h.Header.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
+			certifiable.apply(&cfg)
 			if err := cfg.Validate(); err != nil {
 				var ce *olbfgs.ConfigError
 				if errors.As(err, &ce) && ce.Field == "Dim" {
@@ -78,5 +80,6 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&upTo, "events", 0, "replay only the first N events (0: all)")
+	certifiable.register(f)
 	return cmd
 }
