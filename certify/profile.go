@@ -163,6 +163,9 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 // upBy returns x·(1 + k·u) rounded up: x computed with at most k roundings
 // of non-negative terms, made an upper bound.
 func upBy(x float64, k int) float64 {
+	if x == 0 {
+		return 0
+	}
 	return math.Nextafter(x*(1+float64(k)*unit), math.Inf(1))
 }
 

@@ -206,6 +206,11 @@ type Sensitivity struct {
 	Terms []bound.Term `json:"terms"`
 }
 
+// MaxHorizon bounds Deletion.Horizon, Replayed and the number of ages
+// (2²⁰): the bound's series is computed step by step, and a certificate's
+// inputs must not make its verification allocate without limit.
+const MaxHorizon = 1 << 20
+
 const metricW = "parameter error ‖w̃ − w⁻‖₂ of the released w (after projection onto the learner's ball)"
 
 // sensitivity computes α from the spec's public inputs, the learner's
@@ -264,8 +269,14 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 		default:
 			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
 		}
-		if d.Replayed < 0 || d.Horizon < 0 {
-			return Sensitivity{}, specErr("Deletion.Replayed", d.Replayed, ErrValue)
+		if d.Replayed < 0 || d.Replayed > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Replayed", d.Replayed, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
+		}
+		if d.Horizon < 0 || d.Horizon > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Horizon", d.Horizon, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
+		}
+		if len(d.Ages) > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Ages", len(d.Ages), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
 		}
 		if p.Recursion && k.Kind != unlearn.KindDropRefill {
 			sc := bound.Scenario{Constants: p.Constants, Contraction: p.Contraction, Memory: bound.MemoryWorstCase,

@@ -15,9 +15,9 @@ const (
 // Builtin identifies one of this package's operators.
 type Builtin struct {
 	// Kind is one of the Kind constants.
-	Kind string
+	Kind string `json:"kind"`
 	// Window is the replay window W of a window replay (Kind "window").
-	Window int
+	Window int `json:"window,omitempty"`
 }
 
 // BuiltinOf reports which of this package's operators op is. It looks at
