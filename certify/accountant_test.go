@@ -161,4 +161,3 @@ func TestAccountantRefusesBadInput(t *testing.T) {
 	_, err = ChargeFor("x", 1, 0, 0)
 	assert.ErrorIs(t, err, noise.ErrRange, "σ = 0 with α > 0")
 }
-

@@ -147,7 +147,6 @@ func ParseCertificate(data []byte) (*Certificate, error) {
 	return &c, nil
 }
 
-
 // Summary returns a few lines describing the certificate for a person.
 func (c *Certificate) Summary() string {
 	var b strings.Builder

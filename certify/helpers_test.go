@@ -82,7 +82,9 @@ func randomInserts(r *rand.Rand, d, n int, first int64) []stream.Event {
 
 // scalarLoss returns the quadratic loss with H0 = c0·I and H1 = c1·I (every
 // Hessian a multiple of I: the commuting case, read from the header).
-func scalarLoss(tb testing.TB, d int, c0, c1 float64) *stream.Quadratic { return isotropic(tb, d, c0, c1) }
+func scalarLoss(tb testing.TB, d int, c0, c1 float64) *stream.Quadratic {
+	return isotropic(tb, d, c0, c1)
+}
 
 // guarded returns a certifiable configuration for Hessians with spectrum
 // in [c0, c1]: radius W, sample bound B, a pair guard whose window just

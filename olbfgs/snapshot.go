@@ -83,8 +83,8 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 		return nil, fmt.Errorf("%w: stream header: %w", ErrSnapshot, err)
 	}
 	s := snapshot{
-		Format: SnapshotFormat,
-		Config: configJSON(l.cfg),
+		Format:  SnapshotFormat,
+		Config:  configJSON(l.cfg),
 		T:       l.t,
 		Skipped: l.skipped,
 		W:       l.w,

@@ -30,7 +30,7 @@ func writeCert(t *testing.T, dir, digest string, alpha, sigma, beta float64) str
 		d, _, stateFile := certifyFixture(t)
 		cert := filepath.Join(d, "template.cert.json")
 		out, err := runCLI(t, "certify", "--state", stateFile, "--out", filepath.Join(d, "released.json"), "--certificate", cert,
-			"--epsilon", "1", "--delta", "1e-5", "--insecure-seeded", "42", "--alpha", "0.5", "--alpha-source", "estimated", "--intervention", "noop")
+			"--epsilon", "1", "--delta", "1e-5", "--insecure-seeded", "42", "--alpha", "0.5")
 		require.NoError(t, err, out)
 		certTemplate = mustRead(t, cert)
 	})

@@ -21,11 +21,11 @@ import (
 
 func newCertifyCmd() *cobra.Command {
 	var (
-		stateFile, outFile, certFile, streamFile, retainedFile string
-		epsilon, delta, beta, alpha                            float64
+		stateFile, outFile, certFile, streamFile, retainedFile  string
+		epsilon, delta, beta, alpha                             float64
 		alphaMethod, calibration, memory, intervention, keyFile string
-		retainedLast                                           int
-		seed                                                   uint64
+		retainedLast                                            int
+		seed                                                    uint64
 	)
 	cmd := &cobra.Command{
 		Use:   "certify --state FILE --out FILE --certificate FILE --epsilon E --delta D [--stream FILE --intervention NAME]",

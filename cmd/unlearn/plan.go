@@ -17,9 +17,9 @@ func init() { register(newPlanCmd) }
 func newPlanCmd() *cobra.Command {
 	var (
 		streamFile, ages, intervention, calibration, format, taus string
-		epsilon, delta, eta, gamma0                              float64
-		replayed                                                 int
-		certifiable                                              certifiableFlags
+		epsilon, delta, eta, gamma0                               float64
+		replayed                                                  int
+		certifiable                                               certifiableFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "plan --stream FILE --epsilon E --delta D --ages 'A,B;C' [learner flags]",
