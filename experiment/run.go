@@ -85,6 +85,10 @@ func StreamFile(path string) (*stream.History, Source, error) {
 	}
 	src := Source{File: path, SHA256: hex.EncodeToString(sum.Sum(nil)),
 		Kind: string(h.Header.Kind), D: h.Header.D, T: len(h.Events)}
+	var seed uint64
+	if ok, err := h.Header.MetaValue("seed", &seed); ok && err == nil {
+		src.Seed = &seed // a seed that is not a uint64 is some other tool's: not recorded
+	}
 	return h, src, nil
 }
 
