@@ -120,7 +120,7 @@ decay writes the report with Experiment 1's figures into DIR/report (see
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d variants in %v; wrote %s\n", len(grid.Configs), time.Since(start).Round(time.Millisecond), out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d variant(s) in %v; wrote %s\n", len(grid.Configs), time.Since(start).Round(time.Millisecond), out)
 			if err := writeResultsReport(cmd.ErrOrStderr(), res, out, noReport); err != nil {
 				return err
 			}
