@@ -114,7 +114,7 @@ decay writes the report with Experiment 1's figures into DIR/report (see
 			})
 			bar.finish()
 			if err != nil {
-				return interrupted(err)
+				return interrupted(configFlag(err))
 			}
 			res.Manifest.Provenance = provenance(cmd, nil)
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {

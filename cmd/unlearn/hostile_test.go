@@ -91,6 +91,7 @@ func TestHostileInputs(t *testing.T) {
 		{"bound no contraction", []string{"bound", "--G", "1", "--hmin", "0.25", "--hmax", "1", "--constants-source", "assumed", "--mu", "1", "--L", "4"}, []string{"--mu 1 --L 4", "ρ = 1.95"}, "--rho: "},
 		{"bound mu without hmin", []string{"bound", "--G", "1", "--constants-source", "assumed", "--mu", "1", "--L", "4"}, []string{"--hmin", "required"}, "--rho: "},
 		{"decay huge d", []string{"decay", "--kind", "quadratic", "--tau", "5", "--mode", "recent", "--kappa", "10", "--seed", "1", "--d", "3000000", "--no-report", "--out", out("d")}, []string{"--d", "3000000"}, "--mq"},
+		{"decay count beyond the prefix", []string{"decay", "--kind", "quadratic", "--tau", "5", "--mode", "recent", "--kappa", "10", "--seed", "1", "--count", "400", "--no-report", "--out", out("d")}, []string{"--count", "400"}, ""},
 		{"gen d 5000", []string{"gen", "--d", "5000", "--out", out("g")}, []string{"--d", "5000"}, "Options"},
 		{"run output folder missing", append([]string{"run", "--t-del", "10", "--out", filepath.Join(dir, "nowhere", "r.json")}, small...), []string{"--out", "nowhere"}, ""},
 	}
