@@ -237,9 +237,9 @@ func benchEfficiency(kind string, recs []*experiment.Record) *Figure {
 }
 
 // zeroCostSpread is the step, in decades, between the columns of
-// zero-cost methods in the efficiency figure: about 15 points apart at the
+// zero-cost methods in the efficiency figure: about 20 points apart at the
 // figure's scale, wider than a marker.
-const zeroCostSpread = 0.06
+const zeroCostSpread = 0.08
 
 // spreadZeroCost spreads the methods whose every cost is 0 (x = 1 on the
 // +1-shifted log axis) sideways around x = 1, each method's cloud and median
