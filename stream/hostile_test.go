@@ -1,6 +1,7 @@
 package stream
 
 import (
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -100,4 +101,13 @@ func TestHeaderUnmarshalHostile(t *testing.T) {
 		require.Error(t, err, "accepted %q", in)
 		assert.True(t, errors.Is(err, ErrFormat) || errors.Is(err, ErrNonFinite), "%v", err)
 	}
+	// A snapshot holds its stream header as a nested value decoded through
+	// encoding/json (olbfgs.UnmarshalSnapshot): an overflowing metadata
+	// number there was accepted, and certify then accepted the snapshot.
+	var snap struct {
+		Stream Header `json:"stream"`
+	}
+	err := json.Unmarshal([]byte(`{"stream":`+hdr(`"kind":"logistic","d":2,"lambda":0.05,"meta":1e999`)+`}`), &snap)
+	require.ErrorIs(t, err, ErrNonFinite)
+	assert.Contains(t, err.Error(), "meta")
 }
