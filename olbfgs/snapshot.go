@@ -96,8 +96,7 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 		s.Deleted = []int64{}
 	}
 	for i := range s.Memory {
-		p := l.mem.Pair(i)
-		s.Memory[i] = snapshotPair{S: p.S, Y: p.Y, Source: p.Source}
+		s.Memory[i] = snapshotPair(l.mem.Pair(i)) // same fields, with JSON tags
 	}
 	out, err := json.MarshalIndent(s, "", " ")
 	if err != nil {

@@ -99,11 +99,25 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 		if changed("rho") {
 			return bound.Scenario{}, flagError("rho", "give --rho or --mu and --L, not both")
 		}
+		for _, f := range []string{"mu", "L", "hmin", "hmax"} {
+			if !changed(f) {
+				return bound.Scenario{}, flagError(f, "required with --mu and --L (ρ is proved from μ, L, η, hMin and hMax)")
+			}
+		}
 		cs := bound.General
 		if b.commuting {
 			cs = bound.Commuting
 		}
 		if k, err = bound.AnalyticContraction(bound.AnalyticParams{Mu: b.mu, L: b.l, Eta: b.eta, HMin: b.hMin, HMax: b.hMax, Case: cs}); err != nil {
+			var ae *bound.ArgError
+			if errors.Is(err, bound.ErrNoContraction) && errors.As(err, &ae) {
+				// ρ is computed, not written by the user: name the flags it
+				// comes from.
+				return bound.Scenario{}, usageError{fmt.Errorf("--mu %s --L %s (with --eta %s, --hmin %s, --hmax %s%s): %w: they give ρ = %.6g; "+
+					"a smaller --eta or a narrower [--hmin, --hmax] may contract, or give --rho instead",
+					fmtFlag(b.mu), fmtFlag(b.l), fmtFlag(b.eta), fmtFlag(b.hMin), fmtFlag(b.hMax),
+					map[bool]string{true: ", --commuting"}[b.commuting], bound.ErrNoContraction, ae.Value)}
+			}
 			return bound.Scenario{}, boundFlagError(err)
 		}
 		// The formula is a theorem, but its inputs were typed: ρ is only as
@@ -139,6 +153,9 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 	}
 	return s, nil
 }
+
+// fmtFlag formats a flag value as the user would write it.
+func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // boundFlag maps a bound argument (or a certify field) to its flag.
 var boundFlag = map[string]string{

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
@@ -36,6 +37,13 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			// As run and decay: τ ≥ 1 and η > 0, never 0 for "default".
+			if tau < 1 {
+				return flagError("tau", "%d must be at least 1", tau)
+			}
+			if !(eta > 0) || math.IsInf(eta, 0) {
+				return flagError("eta", "%v must be positive and finite", eta)
+			}
 			h, err := stream.ReadFile(in)
 			if err != nil {
 				return err
@@ -67,8 +75,9 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if err := writeFileAtomic(out, snap); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.6g\nwrote %s\n",
-				l.T(), l.Memory().Len(), cfg.Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2), out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.4g\n",
+				l.T(), l.Memory().Len(), cfg.Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
 			return nil
 		},
 	}
