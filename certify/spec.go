@@ -299,10 +299,6 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 	out.Alpha = upBy(alpha+proj, 2)
 	return out, nil
 }
-func validProvenance(p bound.Provenance) bool {
-	return p == bound.Proved || p == bound.Estimated || p == bound.Assumed
-}
-
 func finiteNonNeg(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
 // roundUp returns the next float64 above a ≥ 0 (0 stays 0).
