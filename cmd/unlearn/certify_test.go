@@ -16,7 +16,6 @@ import (
 
 	"unlearn/bound"
 	"unlearn/certify"
-	"unlearn/olbfgs"
 	"unlearn/sign"
 	"unlearn/unlearn"
 )
@@ -440,7 +439,3 @@ func TestCertifyCommandsHaveHelp(t *testing.T) {
 		})
 	}
 }
-
-// The state a certify run reads is the snapshot train wrote: the test's
-// fixtures rely on it.
-var _ = olbfgs.UnmarshalSnapshot
