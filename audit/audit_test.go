@@ -322,13 +322,11 @@ func TestErrors(t *testing.T) {
 }
 
 func TestFlatten(t *testing.T) {
-	cfg := olbfgs.DefaultConfig(2)
-	cfg.Memory = 3
 	m := olbfgs.NewMemory(2, 3, 1)
 	require.NoError(t, m.Push([]float64{1, 0}, []float64{2, 0.5}))
 	require.NoError(t, m.Push([]float64{0, 1}, []float64{0.5, 3}))
+	// τ = 3 slots of (s, y), oldest first; the third slot is empty.
 	require.Equal(t, []float64{1, 0, 2, 0.5, 0, 1, 0.5, 3, 0, 0, 0, 0}, Flatten(m))
-	_ = cfg
 }
 
 // TestCostD25 measures the default audit of a d = 25 configuration (the
