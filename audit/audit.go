@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 
+	"gonum.org/v1/gonum/floats"
+
 	"unlearn/noise"
 )
 
@@ -470,4 +472,5 @@ func dot(u, v []float64) float64 {
 	return s
 }
 
-func norm(x []float64) float64 { return math.Sqrt(dot(x, x)) }
+// norm is the L2 norm, computed without overflow for large finite values.
+func norm(x []float64) float64 { return floats.Norm(x, 2) }
