@@ -47,10 +47,11 @@ func ClopperPearsonUpper(k, n int, a float64) float64 {
 // between the outputs on two neighbouring inputs,
 // FPR + e^ε·FNR ≥ 1 − δ and e^ε·FPR + FNR ≥ 1 − δ. Solving for ε gives the
 // two terms; Jagielski, Ullman & Oprea (2020, "Auditing Differentially
-// Private Machine Learning: How Private is Private SGD?", NeurIPS,
-// Algorithm 2 and §3) and Nasr et al. (2021, "Adversary Instantiation:
-// Lower Bounds for Differentially Private Machine Learning", IEEE S&P,
-// §III) use it with Clopper–Pearson upper bounds for fpr and fnr, which
+// Private Machine Learning: How Private is Private SGD?", NeurIPS; their
+// ε_LB) and Nasr, Song, Thakurta, Papernot & Carlini (2021, "Adversary
+// Instantiation: Lower Bounds for Differentially Private Machine
+// Learning", IEEE S&P) use it with Clopper–Pearson upper bounds for fpr
+// and fnr, which
 // makes ε_lb a lower confidence bound: the formula is decreasing in both
 // rates, so ε_lb computed from upper bounds that hold is at most the true
 // ε. δ is the certified δ: it is the probability mass the guarantee is
