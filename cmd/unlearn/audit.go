@@ -123,10 +123,10 @@ The last line printed states ε_lb, the certified ε and the verdict. Exit statu
 0 consistent (ε_lb ≤ ε), 3 VIOLATION (ε_lb > ε), 2 bad command line, 1 other
 errors. --out writes the JSON report (unlearn-audit/v1).`,
 		Example: `  unlearn gen --kind quadratic --seed 1 --out q.jsonl
-  # α = the true distance or more: consistent
-  unlearn audit --stream q.jsonl --intervention memory-reset --alpha 0.05 --epsilon 1 --delta 1e-5
-  # α far below it: VIOLATION, exit status 3
-  unlearn audit --stream q.jsonl --intervention noop --alpha 1e-4 --epsilon 1 --delta 1e-5 \
+  # α at the true ‖w_A − w_B‖ (0.1496 here, printed by the audit): consistent
+  unlearn audit --stream q.jsonl --intervention memory-reset --alpha 0.15 --epsilon 1 --delta 1e-5
+  # α a tenth of it, so σ is ten times too small: VIOLATION, exit status 3
+  unlearn audit --stream q.jsonl --intervention noop --alpha 0.015 --epsilon 1 --delta 1e-5 \
       --seeded-noise 7 --out audit.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
