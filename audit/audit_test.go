@@ -337,6 +337,9 @@ func TestCostD25(t *testing.T) {
 	if testing.Short() {
 		t.Skip("measures the default audit")
 	}
+	if raceEnabled {
+		t.Skip("a timing measurement: the race detector slows the secure sampler ~10×")
+	}
 	p := newPipeline(t, 1, 500, 5)
 	a, b, dist := p.worlds(t, unlearn.MemoryReset())
 	sigma, err := noise.SigmaAnalytic(dist, 1, 1e-5)
