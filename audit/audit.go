@@ -15,7 +15,8 @@ const (
 	// DefaultTrials is the default number of trials per world, n. With the
 	// default split, 5000 per world bound each rate on the evaluation
 	// split; the largest ε_lb they can show is ≈ 5.96 (docs/audit.md has
-	// the table), and a d = 25 audit takes ≈ 3 s with the secure sampler.
+	// the table), and a d = 25 audit takes 3.6–11 s with the secure sampler
+	// on 2 cores (idle to shared; docs/audit.md).
 	DefaultTrials = 10000
 	// DefaultSelectionFraction is the default share of each world's trials
 	// in the selection split.
@@ -299,7 +300,10 @@ func (w world) release(dst []float64, trial int) error {
 // # Cost
 //
 // 2n releases (the secure sampler costs ≈ 7 µs per noised coordinate, the
-// seeded one ≈ 20 ns), O(f·n·Dim) memory for the selection artifacts and
+// seeded one ≈ 0.1 µs with its per-release overhead), O(f·n·Dim) memory
+// for the selection artifacts (8 bytes each: a released τ = 10 memory at
+// d = 10⁴ makes Dim ≈ 2·10⁵, 8 GB at the default n — audit such releases
+// with fewer trials or a mechanism that releases a summary) and
 // O(f·n·log(f·n)·Dim) time to choose the black-box statistic. Trials run
 // one after another on the calling goroutine: the secure sampler
 // serializes its randomness anyway (package noise).
