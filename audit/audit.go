@@ -300,9 +300,9 @@ func (w world) release(dst []float64, trial int) error {
 // # Cost
 //
 // 2n releases (the secure sampler costs ≈ 7 µs per noised coordinate, the
-// seeded one ≈ 0.1 µs with its per-release overhead), O(f·n·Dim) memory
+// seeded one ≈ 0.1 µs with its per-release overhead), O(2·f·n·Dim) memory
 // for the selection artifacts (8 bytes each: a released τ = 10 memory at
-// d = 10⁴ makes Dim ≈ 2·10⁵, 8 GB at the default n — audit such releases
+// d = 10⁴ makes Dim ≈ 2·10⁵, 16 GB at the default n — audit such releases
 // with fewer trials or a mechanism that releases a summary) and
 // O(f·n·log(f·n)·Dim) time to choose the black-box statistic. Trials run
 // one after another on the calling goroutine: the secure sampler
