@@ -12,6 +12,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 
 	"unlearn/audit"
+	"unlearn/certify"
 	"unlearn/experiment"
 	"unlearn/noise"
 	"unlearn/olbfgs"
@@ -52,7 +53,8 @@ type auditStream struct {
 type auditRelease struct {
 	// Mechanism says what each world publishes.
 	Mechanism string `json:"mechanism"`
-	// Alpha is the sensitivity σ was calibrated to (--alpha); Sigma the σ.
+	// Alpha is the sensitivity σ was calibrated to (derived, or --alpha);
+	// Sigma the σ.
 	Alpha float64 `json:"alpha"`
 	Sigma float64 `json:"sigma"`
 	// Distance is the true ‖w_A − w_B‖₂ of the un-noised worlds: a release
@@ -60,26 +62,44 @@ type auditRelease struct {
 	Distance float64 `json:"distance"`
 }
 
-// auditWorlds wires the release under audit: world A publishes the
-// intervention's output w + N(0, σ²I), world B the oracle replay's
-// w + N(0, σ²I), both with σ = noise.SigmaAnalytic(α, ε, δ) and the memory
-// reset (not published). It is the one place that decides what a release
-// is; switch it to the certified release API when that lands.
-func auditWorlds(a, b *olbfgs.Learner, alpha, eps, delta float64) (ma, mb audit.Mechanism, rel auditRelease, err error) {
-	sigma, err := noise.SigmaAnalytic(alpha, eps, delta)
+// auditWorlds wires the release under audit: the toolkit's certified
+// release (certify.Certify) of each world's un-noised state with ONE spec,
+// whose α is derived from the request's public description exactly as
+// certify.Wrap derives it (or the user's assumed α, or the diameter bound
+// for an operator the toolkit does not know), so σ is the same in both
+// worlds by construction. When the toolkit establishes the intervention is
+// exact, both worlds publish their un-noised states, memory included (they
+// are equal bit for bit, and the audit finds ε_lb = 0).
+func auditWorlds(a, b *olbfgs.Learner, req unlearn.Request, op unlearn.Operator, spec certify.Spec) (ma, mb audit.Mechanism, rel auditRelease, err error) {
+	rel.Distance = floats.Distance(a.W(), b.W(), 2)
+	del, exact := certify.Describe(op, req)
+	if exact != "" && spec.Alpha == nil {
+		rel.Mechanism = "exact (" + exact + "): the un-noised state, memory included"
+		return audit.Gaussian(a.W(), audit.Flatten(a.Memory()), 0), audit.Gaussian(b.W(), audit.Flatten(b.Memory()), 0), rel, nil
+	}
+	if spec.Alpha == nil {
+		spec.Deletion = del
+	}
+	probe := spec
+	probe.Sampler = noise.NewSeededSampler(0, noise.SamplerOptions{})
+	_, cert, err := certify.Certify(a, probe)
 	if err != nil {
-		return nil, nil, rel, noiseFlagError(err)
+		var se *certify.SpecError
+		if errors.As(err, &se) && se.Field == "Config.Radius" {
+			return nil, nil, rel, flagError("radius", "the learner has no radius, so the toolkit derives no α: give --radius (and --sample-bound and the pair guard for the recursion), or --alpha to test an assumed α")
+		}
+		return nil, nil, rel, certifyFlagError(err)
 	}
-	rel = auditRelease{
-		Mechanism: "w + N(0, σ²I), σ = SigmaAnalytic(α, ε, δ); memory reset (not released)",
-		Alpha:     alpha, Sigma: sigma, Distance: floats.Distance(a.W(), b.W(), 2),
-	}
-	return audit.Gaussian(a.W(), nil, sigma), audit.Gaussian(b.W(), nil, sigma), rel, nil
+	rel.Mechanism = fmt.Sprintf("certify.Certify: w projected onto the learner's ball + N(0, σ²I), memory %s; α %s (%s)", cert.Memory, cert.Sensitivity.Source, cert.Provenance)
+	rel.Alpha, rel.Sigma = cert.Sensitivity.Alpha, cert.Sigma
+	return audit.Certified(a, spec), audit.Certified(b, spec), rel, nil
 }
 
 func newAuditCmd() *cobra.Command {
 	var (
 		in, out, mode, intervention string
+		memory                      string
+		certifiable                 certifiableFlags
 		tdel, tau, count, trials    int
 		eta, eps, delta, alpha      float64
 		gamma, selection            float64
@@ -98,8 +118,13 @@ o-LBFGS learner on the prefix e_1..e_{t_del} of the stream and builds two worlds
   B  retrained: the learner replayed on the deletion-edited prefix (oracle
      replay), released the same way.
 
-The release is w + N(0, σ²I) with σ = SigmaAnalytic(α, ε, δ) for the sensitivity
---alpha, the memory reset (not released). The un-noised states are computed
+Both worlds are released by the toolkit's certified release (certify.Certify)
+with one spec: α derived from the request's public description as certify.Wrap
+derives it (the learner needs --radius, and for the recursion --sample-bound and
+the pair guard; see 'unlearn train'), or --alpha to test an assumed α; the memory
+reset or rebuilt (--memory). σ therefore depends on public quantities only and
+is the same in both worlds. An intervention the toolkit establishes as exact
+releases the un-noised state in both worlds. The un-noised states are computed
 once (they are deterministic given the data); each of the --trials trials per
 world draws fresh noise, from the secure sampler, or with --seeded-noise SEED
 from a seeded one (seeded: for speed, not deployment).
@@ -137,7 +162,7 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 			if intervention == "" {
 				return flagError("intervention", "required (%s)", strings.Join(operatorNames(1), ", "))
 			}
-			for _, name := range []string{"alpha", "epsilon", "delta"} {
+			for _, name := range []string{"epsilon", "delta"} {
 				if !fl.Changed(name) {
 					return flagError(name, "required")
 				}
@@ -160,8 +185,14 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 			if !(selection > 0 && selection < 1) {
 				return flagError("selection", "%v must be in (0, 1)", selection)
 			}
-			if _, err := noise.SigmaAnalytic(alpha, eps, delta); err != nil {
-				return noiseFlagError(err) // before any training
+			if fl.Changed("alpha") {
+				if _, err := noise.SigmaAnalytic(alpha, eps, delta); err != nil {
+					return noiseFlagError(err) // before any training
+				}
+			}
+			pol, err := certify.ParseMemoryPolicy(memory)
+			if err != nil || pol == certify.Exact {
+				return flagError("memory", "%q: want reset or rebuild", memory)
 			}
 			if _, err := stream.ParseMode(mode); err != nil && len(ids) == 0 {
 				return flagError("mode", "%q: want recent, old, random or high-gradient", mode)
@@ -185,6 +216,7 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 			}
 			cfg := olbfgs.DefaultConfig(h.Header.D)
 			cfg.Memory, cfg.StepSize = tau, eta
+			certifiable.apply(&cfg)
 			if err := cfg.Validate(); err != nil {
 				return configFlagError(err)
 			}
@@ -197,7 +229,22 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 			if err != nil {
 				return err
 			}
-			ma, mb, rel, err := auditWorlds(a, b, alpha, eps, delta)
+			spec := certify.Spec{Epsilon: eps, Delta: delta, Memory: pol, Header: &h.Header}
+			if fl.Changed("alpha") {
+				spec.Alpha = &certify.Given{Alpha: alpha, Method: "--alpha"}
+			}
+			if pol == certify.Rebuild {
+				spec.Retained = stream.Counterfactual(stream.LastInserts(prefix, tau), u)
+			}
+			actual, err := olbfgs.New(cfg, h.Loss)
+			if err != nil {
+				return err
+			}
+			if err := actual.Run(prefix); err != nil {
+				return err
+			}
+			req := unlearn.Request{Actual: actual, Prefix: prefix, U: u}
+			ma, mb, rel, err := auditWorlds(a, b, req, op, spec)
 			if err != nil {
 				return err
 			}
@@ -244,7 +291,9 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 	f := cmd.Flags()
 	f.StringVar(&in, "stream", "", "stream file (JSON Lines, SPEC §1.1) (required)")
 	f.StringVar(&intervention, "intervention", "", "the unlearning operator of world A: "+strings.Join(operatorNames(def.Tau), ", ")+" (required)")
-	f.Float64Var(&alpha, "alpha", 0, "sensitivity α the release's σ is calibrated to (required)")
+	f.Float64Var(&alpha, "alpha", 0, "test an assumed α instead of the one the toolkit derives")
+	f.StringVar(&memory, "memory", "reset", "memory released: reset or rebuild")
+	certifiable.register(f)
 	f.Float64Var(&eps, "epsilon", 0, "certified ε > 0 (required)")
 	f.Float64Var(&delta, "delta", 0, "certified δ ∈ (0, 1) (required)")
 	f.IntVar(&tdel, "t-del", def.TDel, "deletion time t_del: the prefix is e_1..e_{t_del}")

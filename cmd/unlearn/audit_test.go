@@ -65,6 +65,34 @@ func TestAuditConsistent(t *testing.T) {
 	require.LessOrEqual(t, rec.Audit.EpsilonLB, 1.0)
 }
 
+// The derived path: a certifiable learner released exactly as certify.Wrap
+// releases it; the audit finds it consistent, for a non-exact intervention
+// (α derived) and for an exact one (both worlds identical, ε_lb = 0).
+func TestAuditDerivedRelease(t *testing.T) {
+	in := auditStreamFile(t)
+	exits := withExitRecorder(t)
+	for _, op := range []string{"param-only", "oracle"} {
+		out := filepath.Join(t.TempDir(), "audit.json")
+		o, err := runCLI(t, "audit", "--stream", in, "--t-del", "300", "--intervention", op, "--radius", "3", "--sample-bound", "10",
+			"--epsilon", "1", "--delta", "1e-5", "--trials", "2000", "--seeded-noise", "5", "--out", out)
+		require.NoError(t, err, o)
+		require.Equal(t, 0, *exits)
+		require.Contains(t, lastLine(o), "consistent")
+		var rec auditRecord
+		b, err := os.ReadFile(out)
+		require.NoError(t, err)
+		require.NoError(t, json.Unmarshal(b, &rec))
+		if op == "oracle" {
+			require.Contains(t, rec.Release.Mechanism, "exact")
+			require.Zero(t, rec.Audit.EpsilonLB)
+		} else {
+			require.Contains(t, rec.Release.Mechanism, "certify.Certify")
+			require.Greater(t, rec.Release.Sigma, 0.0)
+			require.GreaterOrEqual(t, rec.Release.Alpha, rec.Release.Distance, "the derived α must cover the true distance")
+		}
+	}
+}
+
 func TestAuditViolation(t *testing.T) {
 	in := auditStreamFile(t)
 	exits := withExitRecorder(t)
@@ -97,7 +125,7 @@ func TestAuditFlagErrors(t *testing.T) {
 	}{
 		{"no stream", without("stream"), "--stream"},
 		{"no intervention", without("intervention"), "--intervention"},
-		{"no alpha", without("alpha"), "--alpha"},
+		{"no alpha and no radius", without("alpha"), "--radius"},
 		{"no epsilon", without("epsilon"), "--epsilon"},
 		{"no delta", without("delta"), "--delta"},
 		{"unknown intervention", append(without("intervention"), "--intervention", "forget"), "--intervention"},
