@@ -154,30 +154,3 @@ func ExampleRequiredSigma() {
 	// | 10 | 4 | 0 | 3.2101 | 11.9815 | proved |
 	// | 10 | 4 | 50 | 5.78533 | 21.5933 | proved |
 }
-
-// An accountant composes repeated releases and refuses the one that would
-// exceed the budget.
-func ExampleAccountant() {
-	acct, err := certify.NewAccountant(certify.Budget{Epsilon: 2, Delta: 1e-5})
-	if err != nil {
-		panic(err)
-	}
-	for i := 1; ; i++ {
-		ch, err := certify.ChargeFor(fmt.Sprint("release ", i), 0.1, 0.5, 0)
-		if err != nil {
-			panic(err)
-		}
-		if exceed, _, _ := acct.WouldExceed(ch); exceed {
-			fmt.Printf("release %d would exceed the budget\n", i)
-			break
-		}
-		s, _ := acct.Spend(ch)
-		fmt.Printf("after %d: ρ = %.3f, ε = %.3f\n", s.Releases, s.ZCDP, s.Epsilon)
-	}
-	// Output:
-	// after 1: ρ = 0.020, ε = 0.980
-	// after 2: ρ = 0.040, ε = 1.397
-	// after 3: ρ = 0.060, ε = 1.722
-	// after 4: ρ = 0.080, ε = 1.999
-	// release 5 would exceed the budget
-}
