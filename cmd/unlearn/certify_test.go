@@ -4,43 +4,16 @@ import (
 	"os"
 	"path/filepath"
 	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"gonum.org/v1/gonum/floats/scalar"
 
 	"unlearn/bound"
 	"unlearn/certify"
 	"unlearn/olbfgs"
 )
-
-func TestSigmaCmd(t *testing.T) {
-	tests := []struct {
-		name      string
-		args      []string
-		want      float64 // exact σ (mpmath values of docs/theory.md §8)
-		tolerance float64 // relative: the analytic σ is ≤ 0.1% above exact (the library's bisection); classic is exact to round-off
-	}{
-		{"analytic-default", []string{"--alpha", "1", "--epsilon", "1", "--delta", "1e-5"}, 3.730632, 1e-3},
-		{"analytic-scaled", []string{"--alpha", "2", "--epsilon", "0.5", "--delta", "1e-3"}, 2 * 4.610128, 1e-3},
-		{"classic", []string{"--alpha", "1", "--epsilon", "0.1", "--delta", "1e-6", "--calibration", "classic"}, 52.98803, 1e-6},
-		{"zero-alpha", []string{"--alpha", "0", "--epsilon", "1", "--delta", "1e-5"}, 0, 0},
-	}
-	for _, tt := range tests {
-		t.Run(tt.name, func(t *testing.T) {
-			out, err := runCLI(t, append([]string{"sigma"}, tt.args...)...)
-			require.NoError(t, err)
-			got, err := strconv.ParseFloat(strings.TrimSpace(out), 64)
-			require.NoError(t, err, "output %q is not a number", out)
-			if got < tt.want*(1-1e-6) || !scalar.EqualWithinAbsOrRel(got, tt.want, 0, tt.tolerance) {
-				t.Errorf("σ = %v, want %v (within %v, never below)", got, tt.want, tt.tolerance)
-			}
-		})
-	}
-}
 
 // certifyFixture writes a quadratic stream with two realized deletions,
 // trains on it and returns the directory, the stream and the state file.
