@@ -174,7 +174,8 @@ func SigmaClassic(alpha, epsilon, delta float64) (float64, error) {
 // float64 2⁻¹⁰²² (ErrDelta); a σ that overflows (ErrRange).
 //
 // Cost: O(log(1/10⁻³) + |log σ|) evaluations of δ, each at most 120
-// continued-fraction steps: about 20–150 µs.
+// continued-fraction steps: 1.6–9 µs measured (BenchmarkSigmaAnalytic;
+// the library's own bisection took 0.4 µs).
 func SigmaAnalytic(alpha, epsilon, delta float64) (float64, error) {
 	const fn = "SigmaAnalytic"
 	if err := checkArgs(fn, alpha, epsilon, delta); err != nil {

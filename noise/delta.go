@@ -56,10 +56,11 @@ import "math"
 // most (the largest factors: the argument x carries a relative error u,
 // which moves δ by a relative x²·u ≤ 1600u for the x ≤ 40 that give
 // δ ≥ 2⁻¹⁰²²; the direct branch loses ≤ 9 bits). deltaUpper multiplies by
-// 1 + deltaSlack, deltaSlack = 2⁻³² ≈ 2.3·10⁻¹⁰, about 10⁴ times the largest
-// error measured against a 256-bit reference (noise/delta_ref_test.go,
-// TestDeltaUpperBoundsExact), and adds 2⁻¹⁰⁷² where the result is
-// subnormal. The result is an upper bound on the exact δ, the property the
+// 1 + deltaSlack, deltaSlack = 2⁻³² ≈ 2.3·10⁻¹⁰, about 100 times the
+// largest error measured against a 256-bit reference (2.5·10⁻¹², at the
+// switch μ = taylorMax between the Taylor bound and the direct formula;
+// internal/gaussref, TestDeltaUpperBoundsExact), and adds 2⁻¹⁰⁷² where the
+// result is subnormal. The result is an upper bound on the exact δ, the property the
 // calibration needs.
 
 // cfMin is the smallest x at which the continued fraction is used; cfTerms
