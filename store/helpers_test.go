@@ -2,7 +2,7 @@ package store
 
 import (
 	"bytes"
-		"github.com/stretchr/testify/require"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
