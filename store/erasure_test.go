@@ -72,7 +72,7 @@ func TestErasure(t *testing.T) {
 	f.Close()
 	require.NoError(t, err)
 
-	exactIDs := []int64{3, 120, 299}    // before the first checkpoint, inside, last
+	exactIDs := []int64{3, 120, 299}   // before the first checkpoint, inside, last
 	approxIDs := []int64{10, 150, 151} // approximate path
 	byID := map[int64]stream.Sample{}
 	for _, e := range h.Events {

@@ -50,14 +50,18 @@ var Pragmas = []string{
 }
 
 // dsn returns the driver's data source name for the database in dir.
-func dsn(dir string) string {
-	u := url.URL{Scheme: "file", Path: filepath.Join(dir, FileName)}
+func dsn(dir string) (string, error) {
+	abs, err := filepath.Abs(filepath.Join(dir, FileName))
+	if err != nil {
+		return "", err
+	}
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
 	q := url.Values{}
 	for _, p := range Pragmas {
 		q.Add("_pragma", p)
 	}
 	q.Set("_txlock", "immediate") // writers take the lock at BEGIN, not at the first write
-	return u.String() + "?" + q.Encode()
+	return u.String() + "?" + q.Encode(), nil
 }
 
 // migrations[v-1] takes a store from schema version v−1 to v. A migration

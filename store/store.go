@@ -170,7 +170,11 @@ func Open(dir string) (*Store, error) {
 }
 
 func openDB(dir string) (*sql.DB, error) {
-	db, err := sql.Open("sqlite", dsn(dir))
+	name, err := dsn(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db, err := sql.Open("sqlite", name)
 	if err != nil {
 		return nil, fmt.Errorf("store: %w", err)
 	}
