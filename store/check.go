@@ -47,6 +47,9 @@ func (s *Store) Check() (CheckReport, error) {
 		return rep, err
 	}
 	defer tx.Rollback()
+	if err := s.refresh(ctx, tx); err != nil {
+		return rep, err
+	}
 	bad := func(format string, args ...any) error {
 		return fmt.Errorf("%w: %s", ErrInconsistent, fmt.Sprintf(format, args...))
 	}

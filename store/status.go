@@ -73,6 +73,9 @@ func (s *Store) Status() (Status, error) {
 		return Status{}, ErrClosed
 	}
 	ctx := context.Background()
+	if err := s.refresh(ctx, s.db); err != nil {
+		return Status{}, err
+	}
 	st := Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
 	var err error
 	if st.SchemaVersion, err = schemaVersion(ctx, s.db); err != nil {
@@ -164,6 +167,9 @@ func (s *Store) Export(w io.Writer) error {
 	if s.db == nil {
 		return ErrClosed
 	}
+	if err := s.refresh(context.Background(), s.db); err != nil {
+		return err
+	}
 	b, err := olbfgs.MarshalSnapshot(s.state, s.hdr)
 	if err != nil {
 		return err
@@ -184,15 +190,18 @@ func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	if s.exact {
-		return s.state.Clone(), nil
-	}
 	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
 	defer tx.Rollback()
+	if err := s.refresh(ctx, tx); err != nil {
+		return nil, err
+	}
+	if s.exact {
+		return s.state.Clone(), nil
+	}
 	var c int64
 	var snap []byte
 	if err := tx.QueryRow(`SELECT seq, snapshot FROM checkpoints WHERE exact = 1 ORDER BY seq DESC LIMIT 1`).Scan(&c, &snap); err != nil {

@@ -53,10 +53,13 @@ type Store struct {
 	cfg  olbfgs.Config
 	k    int64
 
-	// Cached from the database; reloaded after a failed transaction.
-	head  int64 // the largest seq ever assigned (never reused)
-	state *olbfgs.Learner
-	exact bool
+	// Cached from the database; reloaded after a failed transaction and
+	// when another process has committed since (meta "generation").
+	gen    int64
+	loaded bool  // the cache holds the database's state
+	head   int64 // the largest seq ever assigned (never reused)
+	state  *olbfgs.Learner
+	exact  bool
 }
 
 // Create makes a new store in dir (created if missing, mode 0700) for the
@@ -102,6 +105,7 @@ func Create(dir string, c Config) (*Store, error) {
 		db.Close()
 		return nil, err
 	}
+	s.loaded = true
 	return s, nil
 }
 
@@ -133,6 +137,7 @@ func (s *Store) initialize() error {
 			{"learner", string(lj)},
 			{"checkpoint_every", strconv.FormatInt(s.k, 10)},
 			{"head", "0"},
+			{"generation", "0"},
 			{"created", now()},
 		} {
 			if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, kv[0], kv[1]); err != nil {
@@ -219,7 +224,7 @@ func (s *Store) load() error {
 	if err := rows.Close(); err != nil {
 		return err
 	}
-	for _, k := range []string{"header", "learner", "checkpoint_every", "head"} {
+	for _, k := range []string{"header", "learner", "checkpoint_every", "head", "generation"} {
 		if _, ok := meta[k]; !ok {
 			return fmt.Errorf("%w: meta %q missing (an interrupted init? remove the directory and init again)", ErrSchema, k)
 		}
@@ -242,23 +247,57 @@ func (s *Store) load() error {
 	if s.k, err = strconv.ParseInt(meta["checkpoint_every"], 10, 64); err != nil || s.k < 1 {
 		return fmt.Errorf("%w: meta \"checkpoint_every\" = %q", ErrSchema, meta["checkpoint_every"])
 	}
-	return s.reload(ctx)
+	if err := s.reload(ctx); err != nil {
+		return err
+	}
+	s.loaded = true
+	return nil
 }
 
-// reload reads the head and the current state from the database (after
-// Open, and after a failed transaction to drop what it changed in memory).
-func (s *Store) reload(ctx context.Context) error {
-	var head string
-	if err := s.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'head'`).Scan(&head); err != nil {
-		return fmt.Errorf("%w: meta \"head\": %w", ErrSchema, err)
+// refresh reloads the cache if another process has committed since it was
+// read (for the methods that only read).
+func (s *Store) refresh(ctx context.Context, q querier) error {
+	gen, err := metaInt(ctx, q, "generation")
+	if err != nil || gen == s.gen {
+		return err
 	}
+	return s.reloadFrom(ctx, q)
+}
+
+// querier is what reload needs of *sql.DB and *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// metaInt reads an integer from meta.
+func metaInt(ctx context.Context, q querier, key string) (int64, error) {
+	var v string
+	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v); err != nil {
+		return 0, fmt.Errorf("%w: meta %q: %w", ErrSchema, key, err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: meta %q = %q", ErrSchema, key, v)
+	}
+	return n, nil
+}
+
+// reload reads the generation, the head and the current state from the
+// database (after Open, after a failed transaction to drop what it changed
+// in memory, and when another process has committed since).
+func (s *Store) reload(ctx context.Context) error { return s.reloadFrom(ctx, s.db) }
+
+func (s *Store) reloadFrom(ctx context.Context, q querier) error {
 	var err error
-	if s.head, err = strconv.ParseInt(head, 10, 64); err != nil {
-		return fmt.Errorf("%w: meta \"head\" = %q", ErrSchema, head)
+	if s.gen, err = metaInt(ctx, q, "generation"); err != nil {
+		return err
+	}
+	if s.head, err = metaInt(ctx, q, "head"); err != nil {
+		return err
 	}
 	var snap []byte
 	var exact int
-	if err := s.db.QueryRowContext(ctx, `SELECT exact, snapshot FROM state WHERE one = 1`).Scan(&exact, &snap); err != nil {
+	if err := q.QueryRowContext(ctx, `SELECT exact, snapshot FROM state WHERE one = 1`).Scan(&exact, &snap); err != nil {
 		return fmt.Errorf("%w: state: %w", ErrSchema, err)
 	}
 	if s.state, err = s.decodeState(snap); err != nil {
@@ -302,20 +341,39 @@ func (s *Store) State() (*olbfgs.Learner, error) {
 	if s.db == nil {
 		return nil, ErrClosed
 	}
+	if err := s.refresh(context.Background(), s.db); err != nil {
+		return nil, err
+	}
 	return s.state.Clone(), nil
 }
 
-// inTx runs f in one transaction and commits it; on any error the
-// transaction is rolled back and the cached state reloaded.
+// inTx runs f in one write transaction and commits it. It first reloads
+// the cached state if another process has committed since (the generation
+// counter of meta, read under the transaction's lock), and counts its own
+// commit in it; on any error the transaction is rolled back and the cached
+// state reloaded.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)
 	}
+	if s.loaded {
+		gen, err := metaInt(ctx, tx, "generation")
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		if gen != s.gen {
+			if err := s.reloadFrom(ctx, tx); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
+	}
 	defer func() {
 		if err != nil {
 			tx.Rollback()
-			if s.hraw != nil && s.state != nil {
+			if s.loaded {
 				if rerr := s.reload(ctx); rerr != nil {
 					err = errors.Join(err, fmt.Errorf("store: reload after rollback: %w", rerr))
 				}
@@ -325,9 +383,13 @@ func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) (err error) 
 	if err = f(tx); err != nil {
 		return err
 	}
+	if _, err = tx.Exec(`UPDATE meta SET value = ? WHERE key = 'generation'`, strconv.FormatInt(s.gen+1, 10)); err != nil {
+		return err
+	}
 	if err = tx.Commit(); err != nil {
 		return fmt.Errorf("store: commit: %w", err)
 	}
+	s.gen++
 	return nil
 }
 

@@ -395,3 +395,27 @@ func TestClosed(t *testing.T) {
 	_, err = s.Forget([]int64{1}, ForgetOptions{})
 	require.ErrorIs(t, err, ErrClosed)
 }
+
+// TestTwoHandles: two handles on one store (as two processes would hold)
+// see each other's commits: each reloads its cached state when the other
+// has committed.
+func TestTwoHandles(t *testing.T) {
+	dir := t.TempDir()
+	h := genHistory(t, stream.KindQuadratic, 3, 40, 12)
+	a := createStore(t, dir, h.Header, 3, 8)
+	defer a.Close()
+	b, err := Open(dir)
+	require.NoError(t, err)
+	defer b.Close()
+	_, err = a.IngestEvents(Events(h.Events[:20]), IngestOptions{})
+	require.NoError(t, err)
+	_, err = b.IngestEvents(Events(h.Events[20:40]), IngestOptions{})
+	require.NoError(t, err)
+	_, err = a.Forget([]int64{3, 25}, ForgetOptions{})
+	require.NoError(t, err)
+	want := oracle(t, a.LearnerConfig(), h.Loss, h.Events, stream.NewIDSet(3, 25))
+	requireSameState(t, a, want, "handle a")
+	requireSameState(t, b, want, "handle b")
+	_, err = b.Check()
+	require.NoError(t, err)
+}
