@@ -36,8 +36,11 @@ const SchemaVersion = 1
 //     database file, so an erased payload is not left in a free page or in
 //     the unused part of a page.
 //   - foreign_keys=ON: SQLite does not enforce REFERENCES clauses otherwise.
-//   - temp_store=MEMORY: VACUUM's temporary database and sort files stay in
-//     memory, never in a temporary file outside the store directory.
+//   - temp_store=FILE: VACUUM builds its copy of the database in a
+//     temporary file (SQLite unlinks it as soon as it is opened, so it is in
+//     no directory, and it holds only data not deleted). In memory, that copy
+//     made a forget's peak memory grow with the store (1.1 GB at 5·10⁵
+//     events of d = 100), against a constant ≈ 40 MB with a file.
 //   - busy_timeout=10000: a second process waits up to 10 s for the lock
 //     rather than failing at once.
 var Pragmas = []string{
@@ -45,7 +48,7 @@ var Pragmas = []string{
 	"synchronous(FULL)",
 	"secure_delete(ON)",
 	"foreign_keys(ON)",
-	"temp_store(MEMORY)",
+	"temp_store(FILE)",
 	"busy_timeout(10000)",
 }
 

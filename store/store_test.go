@@ -21,13 +21,13 @@ func TestPragmas(t *testing.T) {
 	s := createStore(t, t.TempDir(), h.Header, 3, 4)
 	defer s.Close()
 	// Values as SQLite reports them (https://sqlite.org/pragma.html):
-	// synchronous FULL = 2, temp_store MEMORY = 2.
+	// synchronous FULL = 2, temp_store FILE = 1.
 	for _, c := range []struct{ pragma, want string }{
 		{"journal_mode", "delete"},
 		{"synchronous", "2"},
 		{"secure_delete", "1"},
 		{"foreign_keys", "1"},
-		{"temp_store", "2"},
+		{"temp_store", "1"},
 		{"busy_timeout", "10000"},
 	} {
 		t.Run(c.pragma, func(t *testing.T) {
