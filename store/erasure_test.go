@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -61,6 +62,12 @@ func scanDir(t *testing.T, dir string, enc map[string][]byte) map[string][]strin
 // the store directory holds any encoding of a deleted payload, while it
 // did before (so the search can fail).
 func TestErasure(t *testing.T) {
+	for _, skip := range []bool{false, true} {
+		t.Run(fmt.Sprintf("SkipVacuum=%v", skip), func(t *testing.T) { testErasure(t, skip) })
+	}
+}
+
+func testErasure(t *testing.T, skipVacuum bool) {
 	h := genHistory(t, stream.KindLogistic, 5, 300, 11)
 	path := filepath.Join(t.TempDir(), "l.jsonl")
 	require.NoError(t, stream.WriteFile(path, h))
@@ -91,13 +98,13 @@ func TestErasure(t *testing.T) {
 	}
 	check(append(exactIDs, approxIDs...), true, "before")
 
-	rep, err := s.Forget(exactIDs, ForgetOptions{})
+	rep, err := s.Forget(exactIDs, ForgetOptions{SkipVacuum: skipVacuum})
 	require.NoError(t, err)
 	require.Equal(t, PathExact, rep.Path)
 	check(exactIDs, false, "after the exact forget")
 	check(approxIDs, true, "after the exact forget (others kept)")
 
-	rep, err = s.Forget(approxIDs, ForgetOptions{MaxReplay: 5, Intervention: "pair-drop"})
+	rep, err = s.Forget(approxIDs, ForgetOptions{MaxReplay: 5, Intervention: "pair-drop", SkipVacuum: skipVacuum})
 	require.NoError(t, err)
 	require.Equal(t, PathApproximate, rep.Path)
 	check(approxIDs, false, "after the approximate forget")

@@ -52,6 +52,13 @@ type ForgetOptions struct {
 	// Intervention names the unlearn operator of the approximate path (one
 	// of Interventions). Required when MaxReplay > 0.
 	Intervention string
+	// SkipVacuum skips the VACUUM after the commit. Erasure then rests on
+	// secure_delete alone (deleted cells and freed pages are overwritten
+	// with zeros; TestErasure passes with it alone), and the file keeps its
+	// size; a service that batches requests can call Vacuum once after
+	// several. VACUUM rewrites the whole file: it is the largest cost of a
+	// forget in a large store (docs/performance.md).
+	SkipVacuum bool
 }
 
 func (o ForgetOptions) validate() error {
@@ -98,9 +105,12 @@ type ForgetReport struct {
 	// influence of forgotten data (this request's or an earlier
 	// approximate one's), so that only a noised release may be published.
 	NeedsNoise bool
-	// Wall is the wall time of the forget's transaction; Vacuum the time of
-	// the VACUUM that follows it.
-	Wall, Vacuum time.Duration
+	// Wall is the wall time of the forget's transaction (commit included;
+	// the stored request record has it up to the commit),
+	// Replay the part of it spent replaying the log and writing
+	// checkpoints (exact path), and Vacuum the time of the VACUUM that
+	// follows the commit.
+	Wall, Replay, Vacuum time.Duration
 }
 
 // Forget serves a deletion request for ids: afterwards the ids' events are
@@ -223,7 +233,7 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 			}
 		}
 		rep.NeedsNoise = !s.exact
-		rep.Wall = time.Since(start)
+		rep.Wall = time.Since(start) // recorded without the commit; the report's includes it
 		var ages, interv any
 		if rep.Path == PathApproximate {
 			b, _ := json.Marshal(rep.Ages)
@@ -236,7 +246,8 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 	if err != nil {
 		return ForgetReport{}, fmt.Errorf("store: forget: %w", err)
 	}
-	if rep.Path == PathNone {
+	rep.Wall = time.Since(start)
+	if rep.Path == PathNone || o.SkipVacuum {
 		return rep, nil
 	}
 	vstart := time.Now()
@@ -291,10 +302,12 @@ func (s *Store) forgetExact(tx *sql.Tx, rep *ForgetReport, u stream.IDSet, c int
 	if _, err := tx.Exec(`DELETE FROM checkpoints WHERE seq > ?`, c); err != nil {
 		return err
 	}
+	rstart := time.Now()
 	n, ck, err := s.replay(tx, l, c, true)
 	if err != nil {
 		return err
 	}
+	rep.Replay = time.Since(rstart)
 	rep.EventsReplayed, rep.CheckpointsRewritten = n, ck
 	if snap, err = s.encodeState(l); err != nil {
 		return err

@@ -18,7 +18,7 @@ func newForgetCmd() *cobra.Command {
 		dir, intervention string
 		ids               []int64
 		maxReplay         int
-		asJSON            bool
+		asJSON, noVacuum  bool
 	)
 	cmd := &cobra.Command{
 		Use:   "forget --store DIR --ids ID,... [--max-replay N --intervention NAME]",
@@ -38,7 +38,7 @@ deleted samples' ages for that release. A later exact forget removes the
 influence again.
 
 Either way the deleted payloads are erased from every file of the store
-(SQLite secure_delete and VACUUM), and the ids are kept as tombstones (the id
+(SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
 only) so that they are never ingested again. Ids already forgotten are reported
 and skipped; an id never ingested is an error and nothing changes.`,
 		Example: `  unlearn forget --store model --ids 17,42
@@ -59,7 +59,7 @@ and skipped; an id never ingested is an error and nothing changes.`,
 				return err
 			}
 			defer s.Close()
-			rep, err := s.Forget(ids, store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention})
+			rep, err := s.Forget(ids, store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention, SkipVacuum: noVacuum})
 			var oe *store.OptionError
 			if errors.As(err, &oe) && oe.Option == "Intervention" {
 				return flagError("intervention", "%v", err)
@@ -103,6 +103,7 @@ and skipped; an id never ingested is an error and nothing changes.`,
 	f.Int64SliceVar(&ids, "ids", nil, "ids to forget, comma-separated (required)")
 	f.IntVar(&maxReplay, "max-replay", 0, "largest exact replay, in events, before the intervention is used instead (0: no cap, always exact)")
 	f.StringVar(&intervention, "intervention", "", "intervention beyond the cap: "+strings.Join(store.Interventions(), ", "))
+	f.BoolVar(&noVacuum, "no-vacuum", false, "skip the VACUUM after the commit (erasure then rests on secure_delete alone; the file keeps its size)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
 }
