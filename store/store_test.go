@@ -170,7 +170,16 @@ func TestIngestRefusals(t *testing.T) {
 // checkpoint, inside and outside the window, repeated requests interleaved
 // with ingestion), the store's state after every request is bit-identical
 // to olbfgs.Replay on the deletion-edited stream (`unlearn train` on it).
+//
+// With approximate forgets mixed in (some requests capped, served by a
+// random intervention), the state is the oracle whenever no approximate
+// request is pending, Counterfactual is the oracle always, and Check passes.
 func TestForgetExactProperty(t *testing.T) {
+	t.Run("exact", func(t *testing.T) { forgetProperty(t, false) })
+	t.Run("mixed", func(t *testing.T) { forgetProperty(t, true) })
+}
+
+func forgetProperty(t *testing.T, approximate bool) {
 	rapid.Check(t, func(rt *rapid.T) {
 		kind := rapid.SampledFrom([]stream.Kind{stream.KindQuadratic, stream.KindLogistic}).Draw(rt, "kind")
 		d := rapid.IntRange(2, 4).Draw(rt, "d")
@@ -184,7 +193,7 @@ func TestForgetExactProperty(t *testing.T) {
 		s := createStore(rt, dir, h.Header, tau, k)
 		defer s.Close()
 		cfg := s.LearnerConfig()
-		ingested, forgotten := 0, stream.IDSet{}
+		ingested, forgotten, pending := 0, stream.IDSet{}, false
 		steps := rapid.IntRange(1, 8).Draw(rt, "steps")
 		for i := 0; i < steps; i++ {
 			if ingested < n && (ingested == 0 || rapid.Bool().Draw(rt, "ingest?")) {
@@ -198,21 +207,38 @@ func TestForgetExactProperty(t *testing.T) {
 				for j := 0; j < cnt; j++ {
 					ids = append(ids, int64(rapid.IntRange(1, ingested).Draw(rt, "id")))
 				}
-				rep, err := s.Forget(ids, ForgetOptions{})
+				var o ForgetOptions
+				if approximate && rapid.Bool().Draw(rt, "capped?") {
+					o = ForgetOptions{MaxReplay: rapid.IntRange(1, 20).Draw(rt, "cap"),
+						Intervention: rapid.SampledFrom(Interventions()).Draw(rt, "intervention")}
+				}
+				rep, err := s.Forget(ids, o)
 				require.NoError(rt, err)
 				for _, id := range ids {
 					forgotten.Add(id)
 				}
-				if rep.Path != PathNone {
-					require.Equal(rt, PathExact, rep.Path)
+				switch rep.Path {
+				case PathExact:
 					require.Equal(rt, rep.ExactReplay, rep.EventsReplayed, "events replayed")
+					require.True(rt, o.MaxReplay == 0 || rep.ExactReplay <= o.MaxReplay)
+					pending = false
+				case PathApproximate:
+					require.Greater(rt, rep.ExactReplay, o.MaxReplay)
+					pending = true
 				}
+				require.Equal(rt, pending, rep.NeedsNoise, "NeedsNoise")
 			}
-			requireSameState(rt, s, oracle(rt, cfg, h.Loss, h.Events[:ingested], forgotten), "after action")
+			want := oracle(rt, cfg, h.Loss, h.Events[:ingested], forgotten)
+			if !pending {
+				requireSameState(rt, s, want, "after action")
+			}
+			cf, err := s.Counterfactual()
+			require.NoError(rt, err)
+			require.True(rt, cf.Equal(want), "Counterfactual differs from the oracle")
 		}
 		rep, err := s.Check()
 		require.NoError(rt, err)
-		require.True(rt, rep.StateFromScratch)
+		require.Equal(rt, !pending, rep.StateFromScratch)
 	})
 }
 
