@@ -185,3 +185,29 @@ func AgesOf(prefix []stream.Event, u stream.IDSet) []int {
 	}
 	return ages
 }
+
+// CertifyReplayed releases, without noise, a state that the caller — a
+// component of this toolkit, such as the model store — produced itself by
+// replaying a deletion-edited history from θ0: the state is then the
+// counterfactual bit for bit, α = 0, and the whole state is released,
+// memory included. how says how the replay established it, for the
+// certificate. It is not a way for a user to claim exactness: the CLI
+// reaches it only through the model store, whose forgets perform the
+// replay (spec §7, "exactness established by the toolkit").
+func CertifyReplayed(state *olbfgs.Learner, how string, spec Spec) (*Release, *Certificate, error) {
+	if state == nil {
+		panic("certify: CertifyReplayed: nil state")
+	}
+	if how == "" {
+		return nil, nil, specErr("how", how, fmt.Errorf("%w: say how the replay established exactness", ErrSpec))
+	}
+	if spec.Alpha != nil || spec.Deletion != nil || spec.Beta != 0 {
+		return nil, nil, specErr("Alpha", nil, fmt.Errorf("%w: an exact release has α = 0 and β = 0", ErrSpec))
+	}
+	spec.Memory, spec.Retained = Reset, nil
+	r, err := spec.resolve(state, how)
+	if err != nil {
+		return nil, nil, err
+	}
+	return certify(state, r)
+}

@@ -116,6 +116,11 @@ type learnerJSON struct {
 	StepSize     float64 `json:"eta"`
 	InitialScale float64 `json:"gamma0"`
 	CurvatureTol float64 `json:"curvature_tol"`
+	Radius       float64 `json:"radius,omitempty"`
+	SampleBound  float64 `json:"sample_bound,omitempty"`
+	PairAngle    float64 `json:"pair_angle,omitempty"`
+	PairMin      float64 `json:"pair_min,omitempty"`
+	PairMax      float64 `json:"pair_max,omitempty"`
 }
 
 func (s *Store) initialize() error {
@@ -123,7 +128,7 @@ func (s *Store) initialize() error {
 	if err := migrate(ctx, s.db); err != nil {
 		return fmt.Errorf("store: %w", err)
 	}
-	lj, err := json.Marshal(learnerJSON{s.cfg.Dim, s.cfg.Memory, s.cfg.StepSize, s.cfg.InitialScale, s.cfg.CurvatureTol})
+	lj, err := json.Marshal(learnerJSON(s.cfg))
 	if err != nil {
 		return err
 	}
@@ -240,7 +245,7 @@ func (s *Store) load() error {
 	if err := json.Unmarshal([]byte(meta["learner"]), &lj); err != nil {
 		return fmt.Errorf("%w: meta \"learner\": %w", ErrSchema, err)
 	}
-	s.cfg = olbfgs.Config{Dim: lj.Dim, Memory: lj.Memory, StepSize: lj.StepSize, InitialScale: lj.InitialScale, CurvatureTol: lj.CurvatureTol}
+	s.cfg = olbfgs.Config(lj)
 	if err := s.cfg.Validate(); err != nil {
 		return fmt.Errorf("%w: meta \"learner\": %w", ErrSchema, err)
 	}

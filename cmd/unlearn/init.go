@@ -21,6 +21,7 @@ func newInitCmd() *cobra.Command {
 		lambda, eta, gamma0   float64
 		curvatureTol          float64
 	)
+	var certifiable certifiableFlags
 	cmd := &cobra.Command{
 		Use:   "init --store DIR (--header FILE | --kind logistic --d N) [--tau --eta --gamma0 --checkpoint-every K]",
 		Short: "Create a model store: a live learner's log, checkpoints and state on disk",
@@ -78,6 +79,7 @@ before the oldest deleted sample, plus everything after it).`,
 				return flagError("checkpoint-every", "%d: must be at least 1", every)
 			}
 			cfg := olbfgs.Config{Dim: h.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
+			certifiable.apply(&cfg)
 			if err := cfg.Validate(); err != nil {
 				return configFlagError(err)
 			}
@@ -96,6 +98,7 @@ before the oldest deleted sample, plus everything after it).`,
 		},
 	}
 	f := cmd.Flags()
+	certifiable.register(f)
 	f.StringVar(&dir, "store", "", "store directory to create (required)")
 	f.StringVar(&headerFile, "header", "", "stream file whose header defines the loss")
 	f.StringVar(&kind, "kind", "", "loss kind: logistic (with --d, --lambda) or quadratic (needs --header)")

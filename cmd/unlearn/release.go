@@ -1,0 +1,153 @@
+package main
+
+import (
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"unlearn/certify"
+	"unlearn/ledger"
+	"unlearn/noise"
+	"unlearn/sign"
+)
+
+func init() { register(newReleaseCmd) }
+
+func newReleaseCmd() *cobra.Command {
+	var (
+		dir, out, certFile, keyFile, ledgerFile, memory, calibration string
+		epsilon, delta                                               float64
+		seed                                                         uint64
+	)
+	cmd := &cobra.Command{
+		Use:   "release --store DIR --epsilon E --delta D --out FILE --certificate FILE [--key NAME.key --ledger FILE]",
+		Short: "Publish a certified release of a model store's state, charged to its privacy ledger",
+		Long: `release publishes the model store's current state through the toolkit's certified
+release (docs/theory.md §15) and writes the release (unlearn-release/v1) and its
+certificate (unlearn-certificate/v2):
+
+  exact     every forget so far was served by replay: the state is the
+            counterfactual bit for bit and is released as it is, memory
+            included, with α = 0 and no noise;
+  derived   one approximate forget (forget --max-replay) is pending: α is
+            derived from its public description (ages, the steps since, the
+            intervention's allowance) for a certifiable learner (init --radius,
+            --sample-bound, the pair guard);
+  diameter  several approximate forgets are pending: α is the diameter 2W' of
+            the learner's ball.
+
+With --key the certificate is signed; with --ledger (and --key) the release is
+charged to that ledger first (unlearn budget --init creates one), and refused —
+nothing written — when it would exceed the budget. The noise comes from the
+secure sampler; --insecure-seeded SEED is for experiments only.`,
+		Example: `  unlearn keygen --out certifier
+  unlearn budget --ledger budget.ledger --init --epsilon 4 --delta 1e-5 --key certifier.key
+  unlearn release --store model --epsilon 1 --delta 1e-5 --out release.json \
+      --certificate cert.json --key certifier.key --ledger budget.ledger`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			changed := cmd.Flags().Changed
+			for _, r := range []struct{ name, v string }{{"store", dir}, {"out", out}, {"certificate", certFile}} {
+				if r.v == "" {
+					return flagError(r.name, "required")
+				}
+			}
+			for _, name := range []string{"epsilon", "delta"} {
+				if !changed(name) {
+					return flagError(name, "required")
+				}
+			}
+			if ledgerFile != "" && keyFile == "" {
+				return flagError("key", "required with --ledger: the ledger entry is signed with it")
+			}
+			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Toolkit: "unlearn " + version}
+			var err error
+			if spec.Calibration, err = noise.ParseCalibration(calibration); err != nil {
+				return flagError("calibration", "%q: want analytic or classic", calibration)
+			}
+			if spec.Memory, err = certify.ParseMemoryPolicy(memory); err != nil || spec.Memory == certify.Exact {
+				return flagError("memory", "%q: want reset or rebuild", memory)
+			}
+			if changed("insecure-seeded") {
+				spec.Sampler = noise.NewSeededSampler(seed, noise.SamplerOptions{})
+			}
+			var key *sign.Secret
+			if keyFile != "" {
+				if key, err = sign.LoadSecret(keyFile); err != nil {
+					return flagError("key", "%v", err)
+				}
+			}
+			s, err := openStore(dir)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			r, err := s.Release(spec)
+			if err != nil {
+				if se := new(certify.SpecError); asSpec(err, &se) && se.Field == "Config.Radius" {
+					return flagError("store", "a noised release is needed (an approximate forget is pending) and the store's learner has no radius: no α is proved; serve deletions exactly (forget without --max-replay) or create the store with --radius")
+				}
+				return certifyFlagError(err)
+			}
+			if key != nil {
+				if err := certify.Sign(r.Certificate, key); err != nil {
+					return err
+				}
+			}
+			if ledgerFile != "" {
+				l, err := ledger.Open(ledgerFile, key)
+				if err != nil {
+					return flagError("ledger", "%v", err)
+				}
+				// Charged before anything is written: a failure after this
+				// point over-charges, never publishes uncharged.
+				e, err := l.Append(ledger.ReleaseOf(r.Certificate))
+				if err != nil {
+					return fmt.Errorf("refused, nothing written: %w", err)
+				}
+				tot := l.Totals()
+				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+			}
+			relJSON, err := r.Release.Marshal()
+			if err != nil {
+				return err
+			}
+			certJSON, err := r.Certificate.MarshalIndent()
+			if err != nil {
+				return err
+			}
+			if err := writeFileAtomic(out, relJSON); err != nil {
+				return err
+			}
+			if err := writeFileAtomic(certFile, certJSON); err != nil {
+				return err
+			}
+			fmt.Fprint(cmd.OutOrStdout(), r.Certificate.Summary())
+			fmt.Fprintf(cmd.OutOrStdout(), "path: %s\n", r.Path)
+			printUtility(cmd.ErrOrStderr(), r.Certificate, r.Release)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s and %s\n", out, certFile)
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "store", "", "model store directory (required)")
+	f.StringVarP(&out, "out", "o", "", "release to write (required)")
+	f.StringVar(&certFile, "certificate", "", "certificate to write (required)")
+	f.Float64Var(&epsilon, "epsilon", 0, "privacy parameter ε > 0 (required)")
+	f.Float64Var(&delta, "delta", 0, "privacy parameter δ ∈ (0, 1) (required)")
+	f.StringVar(&memory, "memory", "reset", "memory released with noise: reset (empty) or rebuild (from the noised w and retained data)")
+	f.StringVar(&calibration, "calibration", "analytic", "noise calibration: analytic or classic (ε < 1)")
+	f.StringVar(&keyFile, "key", "", "sign the certificate with this key (unlearn keygen)")
+	f.StringVar(&ledgerFile, "ledger", "", "charge the release to this ledger (needs --key)")
+	f.Uint64Var(&seed, "insecure-seeded", 0, "use the SEEDED sampler with this seed: reproducible, for experiments only, NOT for deployment")
+	return cmd
+}
+
+// asSpec reports whether err is a *certify.SpecError.
+func asSpec(err error, se **certify.SpecError) bool {
+	e, ok := err.(*certify.SpecError)
+	if ok {
+		*se = e
+	}
+	return ok
+}

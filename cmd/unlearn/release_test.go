@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// The store's release from the command line: exact after an exact forget,
+// noised after an approximate one, signed, charged to the ledger, checked by
+// verify; a release over budget is refused and writes nothing.
+func TestReleaseFromStore(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "l.jsonl")
+	_, err := runCLI(t, "gen", "--kind", "logistic", "--d", "3", "--events", "300", "--seed", "2", "--out", in)
+	require.NoError(t, err)
+	st := filepath.Join(dir, "model")
+	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "4", "--checkpoint-every", "50", "--radius", "4", "--sample-bound", "20")
+	require.NoError(t, err)
+	_, err = runCLI(t, "ingest", "--store", st, in)
+	require.NoError(t, err)
+	key := filepath.Join(dir, "certifier")
+	_, err = runCLI(t, "keygen", "--out", key)
+	require.NoError(t, err)
+	led := filepath.Join(dir, "budget.ledger")
+	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.2", "--delta", "1e-5", "--key", key+".key")
+	require.NoError(t, err)
+	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
+	release := func() (string, error) {
+		return runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
+			"--key", key+".key", "--ledger", led, "--insecure-seeded", "3")
+	}
+
+	_, err = runCLI(t, "forget", "--store", st, "--ids", "17,42")
+	require.NoError(t, err)
+	out, err := release()
+	require.NoError(t, err, out)
+	require.Contains(t, out, "path: exact")
+	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
+	require.NoError(t, err, out)
+
+	_, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "1", "--intervention", "noop")
+	require.NoError(t, err)
+	out, err = release()
+	require.NoError(t, err, out)
+	require.Contains(t, out, "path: derived")
+	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
+	require.NoError(t, err, out)
+
+	// A second noised release at ε = 1 exceeds the (1.2, 1e-5) budget.
+	before := mustRead(t, rel)
+	ledBefore := mustRead(t, led)
+	_, err = release()
+	require.ErrorContains(t, err, "refused, nothing written")
+	require.Equal(t, before, mustRead(t, rel), "the release file changed")
+	require.Equal(t, ledBefore, mustRead(t, led), "the ledger changed")
+	_, err = os.Stat(cert)
+	require.NoError(t, err)
+}
