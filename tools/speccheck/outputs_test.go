@@ -1,0 +1,228 @@
+package speccheck
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"unlearn/bound"
+	"unlearn/certify"
+	"unlearn/experiment"
+	"unlearn/noise"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// outputs holds real documents of every published format, produced by the
+// toolkit's own writers in this test (small sizes, fixed seeds).
+type outputs struct {
+	streams      map[string][]byte // stream files by kind, JSON Lines
+	snapshots    map[string][]byte // olbfgs-state/v1
+	records      map[string][]byte // unlearn-run/v1
+	certificates map[string][]byte // unlearn-certificate/v1
+	accountants  map[string][]byte // unlearn-accountant/v1
+	manifests    map[string][]byte // unlearn-results/v1
+}
+
+var (
+	outputsOnce sync.Once
+	outputsVal  *outputs
+	outputsErr  error
+)
+
+// realOutputs builds the documents once per test binary.
+func realOutputs(t testing.TB) *outputs {
+	t.Helper()
+	outputsOnce.Do(func() { outputsVal, outputsErr = makeOutputs() })
+	require.NoError(t, outputsErr)
+	return outputsVal
+}
+
+func makeOutputs() (*outputs, error) {
+	o := &outputs{
+		streams: map[string][]byte{}, snapshots: map[string][]byte{}, records: map[string][]byte{},
+		certificates: map[string][]byte{}, accountants: map[string][]byte{}, manifests: map[string][]byte{},
+	}
+	// Streams from both generators, plus a stream with delete events.
+	q, err := stream.GenerateQuadratic(stream.QuadraticOptions{D: 3, T: 40, Seed: 7})
+	if err != nil {
+		return nil, err
+	}
+	l, err := stream.GenerateLogistic(stream.LogisticOptions{D: 3, T: 40, Seed: 8})
+	if err != nil {
+		return nil, err
+	}
+	withDeletes := &stream.History{Header: q.Header, Loss: q.Loss,
+		Events: append(append([]stream.Event{}, q.Events[:30]...), stream.DeleteEvent(4), stream.DeleteEvent(29))}
+	withDeletes.Events = append(withDeletes.Events, q.Events[30:]...)
+	for name, h := range map[string]*stream.History{"quadratic": q, "logistic": l, "quadratic-deletes": withDeletes} {
+		var b bytes.Buffer
+		if err := stream.Write(&b, h); err != nil {
+			return nil, err
+		}
+		// Read back: the document is one the reader accepts.
+		if _, err := stream.Read(bytes.NewReader(b.Bytes())); err != nil {
+			return nil, err
+		}
+		o.streams[name] = b.Bytes()
+	}
+
+	// Snapshots: trained learners (deleted ids, a full memory), both kinds.
+	trained := map[string]*olbfgs.Learner{}
+	for name, h := range map[string]*stream.History{"logistic": l, "quadratic-deletes": withDeletes} {
+		cfg := olbfgs.DefaultConfig(h.Header.D)
+		cfg.Memory = 4
+		lr, err := olbfgs.Replay(cfg, h.Loss, h.Events)
+		if err != nil {
+			return nil, err
+		}
+		snap, err := olbfgs.MarshalSnapshot(lr, h.Header)
+		if err != nil {
+			return nil, err
+		}
+		o.snapshots[name] = snap
+		trained[name] = lr
+	}
+
+	// Run records: a generated stream with series, a stream file.
+	cfg := experiment.Config{
+		Stream: experiment.StreamSpec{Kind: stream.KindLogistic, D: 3, T: 60, Seed: 2},
+		TDel:   30, Horizon: 30, Tau: 3, Mode: experiment.ModeRandom, Count: 2, Probes: 4,
+	}
+	rec, err := experiment.Run(context.Background(), experiment.ExperimentBenchmark, cfg, experiment.Options{KeepSeries: true})
+	if err != nil {
+		return nil, err
+	}
+	rec.Provenance = &experiment.Provenance{Command: []string{"unlearn", "run"}, Version: "test"}
+	if o.records["generated"], err = recordJSON(rec); err != nil {
+		return nil, err
+	}
+	dir, err := os.MkdirTemp("", "speccheck")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
+	file := filepath.Join(dir, "q.jsonl")
+	if err := stream.WriteFile(file, withDeletes); err != nil {
+		return nil, err
+	}
+	h, src, err := experiment.StreamFile(file)
+	if err != nil {
+		return nil, err
+	}
+	fcfg := experiment.Config{TDel: 32, Horizon: 10, Tau: 2, Deleted: []int64{3, 17}, Probes: 2}
+	rec, err = experiment.RunHistory(context.Background(), h, src, fcfg, experiment.ExperimentDecay,
+		experiment.Options{ZeroTiming: true})
+	if err != nil {
+		return nil, err
+	}
+	if o.records["file"], err = recordJSON(rec); err != nil {
+		return nil, err
+	}
+
+	// A results folder's manifest (a two-configuration grid).
+	g := experiment.QuickGrid()
+	g.Configs = g.Configs[:2]
+	for i := range g.Configs {
+		g.Configs[i].Stream.T, g.Configs[i].TDel, g.Configs[i].Horizon = 40, 20, 20
+	}
+	res, err := experiment.RunGrid(context.Background(), g, experiment.Options{Workers: 1})
+	if err != nil {
+		return nil, err
+	}
+	res.Manifest.Provenance = &experiment.Provenance{Command: []string{"unlearn", "bench"}, Version: "test"}
+	out := filepath.Join(dir, "results")
+	if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
+		return nil, err
+	}
+	if o.manifests["grid"], err = os.ReadFile(filepath.Join(out, "manifest.json")); err != nil {
+		return nil, err
+	}
+
+	// Certificates with the seeded sampler: a given α with a kept memory,
+	// a proved bound with a rebuilt memory, and the redacted copy.
+	state := trained["quadratic-deletes"]
+	hdr := withDeletes.Header
+	_, given, err := certify.Certify(state, certify.Spec{
+		Epsilon: 1, Delta: 1e-5, Beta: 1e-7, Alpha: &certify.Given{Alpha: 0.3, Provenance: bound.Estimated, Method: "test"},
+		Memory: certify.Keep, Intervention: "noop", Header: &hdr,
+		Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	k, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: 1, L: 4, Eta: 0.1, HMin: 0.25, HMax: 1, Case: bound.Commuting})
+	if err != nil {
+		return nil, err
+	}
+	sc := &bound.Scenario{
+		Constants:   bound.Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.1, Tau: 4, Source: bound.Assumed},
+		Contraction: k,
+		Ages:        certify.AgesOf(withDeletes.Events, stream.NewIDSet(state.Deleted()...)),
+	}
+	retained := stream.Counterfactual(stream.LastInserts(withDeletes.Events, 4), stream.NewIDSet(state.Deleted()...))
+	_, proved, err := certify.Certify(state, certify.Spec{
+		Epsilon: 2, Delta: 1e-6, Scenario: sc, Memory: certify.Rebuild, Retained: retained,
+		Intervention: "noop", Header: &hdr, Sampler: noise.NewSeededSampler(2, noise.SamplerOptions{}),
+	})
+	if err != nil {
+		return nil, err
+	}
+	public, err := proved.Public()
+	if err != nil {
+		return nil, err
+	}
+	for name, c := range map[string]*certify.Certificate{"given": given, "bound": proved, "public": public} {
+		if o.certificates[name], err = c.MarshalIndent(); err != nil {
+			return nil, err
+		}
+	}
+
+	// Accountants: empty, and after two releases.
+	acc, err := certify.NewAccountant(certify.Budget{Epsilon: 8, Delta: 1e-4})
+	if err != nil {
+		return nil, err
+	}
+	if o.accountants["empty"], err = json.Marshal(acc); err != nil {
+		return nil, err
+	}
+	for _, c := range []*certify.Certificate{given, proved} {
+		if _, err := acc.Spend(certify.ChargeOf(c)); err != nil {
+			return nil, err
+		}
+	}
+	if o.accountants["spent"], err = json.Marshal(acc); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+func recordJSON(r *experiment.Record) ([]byte, error) {
+	var b bytes.Buffer
+	err := r.WriteJSON(&b)
+	return b.Bytes(), err
+}
+
+// TestDumpOutputs writes the documents to $SPECCHECK_DUMP, for a person
+// writing or updating a schema. It is skipped unless the variable is set.
+func TestDumpOutputs(t *testing.T) {
+	dir := os.Getenv("SPECCHECK_DUMP")
+	if dir == "" {
+		t.Skip("set SPECCHECK_DUMP to a folder to write the documents there")
+	}
+	o := realOutputs(t)
+	for kind, m := range map[string]map[string][]byte{
+		"stream": o.streams, "snapshot": o.snapshots, "record": o.records,
+		"certificate": o.certificates, "accountant": o.accountants, "manifest": o.manifests,
+	} {
+		for name, b := range m {
+			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))
+		}
+	}
+}

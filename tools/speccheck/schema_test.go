@@ -1,0 +1,405 @@
+package speccheck
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/stretchr/testify/require"
+
+	"unlearn/certify"
+	"unlearn/experiment"
+	"unlearn/internal/strictjson"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// schemaDir is docs/schemas relative to this package.
+var schemaDir = filepath.Join("..", "..", "docs", "schemas")
+
+// format is one published format: its schema, real documents produced by
+// the toolkit in this test, the toolkit's own reader, and hand-broken
+// documents that the schema must reject. Adding a schema for a new format
+// is one row of formats().
+type format struct {
+	name string
+	// schema is a file of docs/schemas, optionally with a #fragment.
+	schema string
+	// docs returns real documents by name.
+	docs func(*outputs) map[string][]byte
+	// instances splits a document into the JSON values the schema
+	// validates; nil means the document is one value.
+	instances func(doc []byte) [][]byte
+	// read is the toolkit's reader of a whole document.
+	read func(doc []byte) error
+	// broken are edits of a real document that the schema must reject.
+	broken []breakage
+}
+
+// breakage is a hand-broken document: doc names the real document it
+// edits, edit returns the broken bytes, and readerRejects says whether the
+// toolkit's reader refuses it too (where the reader is stricter than
+// JSON Schema can be, or lenient where it is not, the flag is false).
+type breakage struct {
+	name          string
+	doc           string
+	edit          func(t *testing.T, doc []byte) []byte
+	readerRejects bool
+}
+
+func formats() []format {
+	streamDocs := func(kinds ...string) func(*outputs) map[string][]byte {
+		return func(o *outputs) map[string][]byte {
+			m := map[string][]byte{}
+			for _, k := range kinds {
+				m[k] = o.streams[k]
+			}
+			return m
+		}
+	}
+	readStream := func(doc []byte) error { _, err := stream.Read(bytes.NewReader(doc)); return err }
+	return []format{
+		{
+			name: "stream header", schema: "olbfgs-stream-v1.header.schema.json",
+			docs:      streamDocs("quadratic", "logistic", "quadratic-deletes"),
+			instances: func(doc []byte) [][]byte { return lines(doc)[:1] },
+			read:      readStream,
+			broken: []breakage{
+				{"format v2", "quadratic", editLine(0, set("format", "olbfgs-stream/v2")), true},
+				{"unknown kind", "quadratic", editLine(0, set("kind", "cubic")), true},
+				{"d = 0", "logistic", editLine(0, set("d", 0)), true},
+				{"missing d", "logistic", editLine(0, del("d")), true},
+				{"lambda in a quadratic stream", "quadratic", editLine(0, set("lambda", 0.05)), true},
+				{"missing H1", "quadratic", editLine(0, del("H1")), true},
+				{"H0 in a logistic stream", "logistic", editLine(0, set("H0", [][]float64{{1}})), true},
+				{"negative lambda", "logistic", editLine(0, set("lambda", -1)), true},
+				{"H0 of strings", "quadratic", editLine(0, set("H0", [][]string{{"1"}})), true},
+			},
+		},
+		{
+			name: "quadratic stream events", schema: "olbfgs-stream-v1.event.schema.json#/$defs/quadratic",
+			docs:      streamDocs("quadratic", "quadratic-deletes"),
+			instances: func(doc []byte) [][]byte { return lines(doc)[1:] },
+			read:      readStream,
+			broken: []breakage{
+				{"unknown field", "quadratic", editLine(1, set("x", []float64{1, 2, 3})), true},
+				{"alpha above 1", "quadratic", editLine(1, set("alpha", 1.5)), true},
+				{"missing a", "quadratic", editLine(1, del("a")), true},
+				{"fractional id", "quadratic", editLine(1, set("id", 1.5)), true},
+				{"id as a string", "quadratic", editLine(1, set("id", "1")), true},
+				{"unknown op", "quadratic", editLine(1, set("op", "update")), true},
+				{"delete with a payload", "quadratic-deletes", editDelete(set("a", []float64{1, 2, 3})), true},
+				{"delete without id", "quadratic-deletes", editDelete(del("id")), true},
+			},
+		},
+		{
+			name: "logistic stream events", schema: "olbfgs-stream-v1.event.schema.json#/$defs/logistic",
+			docs:      streamDocs("logistic"),
+			instances: func(doc []byte) [][]byte { return lines(doc)[1:] },
+			read:      readStream,
+			broken: []breakage{
+				{"y = 0", "logistic", editLine(2, set("y", 0)), true},
+				{"a in a logistic stream", "logistic", editLine(2, set("a", []float64{1, 2, 3})), true},
+				{"x of strings", "logistic", editLine(2, set("x", []string{"1", "2", "3"})), true},
+				{"missing y", "logistic", editLine(2, del("y")), true},
+			},
+		},
+		{
+			name: "snapshot", schema: "olbfgs-state-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.snapshots },
+			read: func(doc []byte) error { _, _, err := olbfgs.UnmarshalSnapshot(doc); return err },
+			broken: []breakage{
+				{"unknown field", "logistic", editDoc(set("extra", 1)), true},
+				{"format v2", "logistic", editDoc(set("format", "olbfgs-state/v2")), true},
+				{"eta = 0", "logistic", editDoc(set("config/eta", 0)), true},
+				{"unknown config field", "logistic", editDoc(set("config/lr", 0.1)), true},
+				{"missing stream", "logistic", editDoc(del("stream")), true},
+				{"missing w", "logistic", editDoc(del("w")), true},
+				{"pair with an unknown field", "quadratic-deletes", editDoc(set("memory/0/rho", 1)), true},
+				{"w of strings", "logistic", editDoc(set("w", []string{"0", "0", "0"})), true},
+				{"stream header of the other kind", "logistic", editDoc(set("stream/H0", [][]float64{{1}})), true},
+				{"negative t", "logistic", editDoc(set("t", -1)), true},
+			},
+		},
+		{
+			name: "run record", schema: "unlearn-run-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.records },
+			read: func(doc []byte) error { _, err := experiment.ReadRecord(bytes.NewReader(doc)); return err },
+			broken: []breakage{
+				{"format v2", "file", editDoc(set("format", "unlearn-run/v2")), true},
+				{"unknown summary field", "file", editDoc(set("methods/0/summary/median", 1)), true},
+				{"unknown config field", "generated", editDoc(set("config/stream/noise", 1)), true},
+				{"series value Inf unquoted as a word", "generated", editDoc(set("methods/1/series/E_w/0", "Inf")), true},
+				{"unknown deletion mode", "file", editDoc(set("config/mode", "sideways")), false},
+				{"two decay fits", "file", editDoc(set("methods/0/summary/rho", []float64{1, 1})), false},
+				{"clearance -2", "file", editDoc(set("methods/0/summary/clearance", -2)), false},
+				{"no methods", "file", editDoc(set("methods", []any{})), false},
+				{"short source hash", "file", editDoc(set("source/sha256", "abc")), false},
+			},
+		},
+		{
+			name: "results manifest", schema: "unlearn-results-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.manifests },
+			read: func(doc []byte) error {
+				var m experiment.Manifest
+				if err := strictjson.Decode(bytes.NewReader(doc), &m); err != nil {
+					return err
+				}
+				if m.Format != experiment.ManifestFormat {
+					return fmt.Errorf("format %q", m.Format)
+				}
+				return nil
+			},
+			broken: []breakage{
+				{"format v2", "grid", editDoc(set("format", "unlearn-results/v2")), true},
+				{"unknown config field", "grid", editDoc(set("grid/configs/0/speed", 1)), true},
+				{"shard 1of2", "grid", editDoc(set("shards/0", "1of2")), false},
+				{"t_del = 0", "grid", editDoc(set("grid/configs/0/t_del", 0)), false},
+			},
+		},
+		{
+			name: "certificate", schema: "unlearn-certificate-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.certificates },
+			read: func(doc []byte) error { _, err := certify.ParseCertificate(doc); return err },
+			broken: []breakage{
+				{"format v2", "given", editDoc(set("format", "unlearn-certificate/v2")), true},
+				{"unknown field", "given", editDoc(set("signature", "x")), true},
+				{"unknown memory policy", "given", editDoc(set("memory", "forget")), true},
+				{"unspecified provenance", "given", editDoc(set("provenance", "unspecified")), true},
+				{"unknown bound field", "bound", editDoc(set("alpha/bound/L", 4)), true},
+				{"rebuild without retained data", "bound", editDoc(del("retained")), false},
+				{"kept memory covering the state", "given", editDoc(set("covers", "state")), false},
+				{"seeded and deployable", "given", editDoc(set("deployable", true)), false},
+				{"redacted with a before hash", "given", editDoc(set("redacted", true)), false},
+				{"unredacted without a before hash", "bound", editDoc(del("before_sha256")), false},
+				{"given alpha with bound inputs", "bound", editDoc(set("alpha/source", "given")), false},
+				{"epsilon 0", "given", editDoc(set("epsilon", 0)), false},
+				{"rho = 1", "bound", editDoc(set("alpha/bound/contraction/rho", 1)), false},
+				{"digest not hex", "given", editDoc(set("digest", "XYZ")), false},
+			},
+		},
+		{
+			name: "accountant", schema: "unlearn-accountant-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.accountants },
+			read: func(doc []byte) error { var a certify.Accountant; return json.Unmarshal(doc, &a) },
+			broken: []breakage{
+				{"format v2", "spent", editDoc(set("format", "unlearn-accountant/v2")), true},
+				{"unknown field", "spent", editDoc(set("epsilon", 1)), true},
+				{"budget delta 1", "empty", editDoc(set("budget/delta", 1)), true},
+				{"negative charge", "spent", editDoc(set("charges/0/zcdp", -1)), true},
+				{"charge beta 1", "spent", editDoc(set("charges/0/beta", 1)), true},
+				{"missing totals", "spent", editDoc(del("spent")), true},
+				{"unknown charge field", "spent", editDoc(set("charges/1/sigma", 2)), true},
+			},
+		},
+	}
+}
+
+// compile compiles a schema of docs/schemas (with an optional fragment),
+// resolving references between the files.
+func compile(t *testing.T, ref string) *jsonschema.Schema {
+	t.Helper()
+	file, frag, _ := strings.Cut(ref, "#")
+	abs, err := filepath.Abs(filepath.Join(schemaDir, file))
+	require.NoError(t, err)
+	loc := "file://" + filepath.ToSlash(abs)
+	if frag != "" {
+		loc += "#" + frag
+	}
+	sch, err := jsonschema.NewCompiler().Compile(loc)
+	require.NoError(t, err, "schema %s", ref)
+	return sch
+}
+
+// validate validates one JSON value.
+func validate(sch *jsonschema.Schema, inst []byte) error {
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(inst))
+	if err != nil {
+		return err
+	}
+	return sch.Validate(v)
+}
+
+// validateDoc validates every instance of doc, reporting the first failure
+// with its position.
+func validateDoc(f format, sch *jsonschema.Schema, doc []byte) error {
+	insts := [][]byte{doc}
+	if f.instances != nil {
+		insts = f.instances(doc)
+	}
+	for i, inst := range insts {
+		if err := validate(sch, inst); err != nil {
+			return fmt.Errorf("instance %d: %w", i, err)
+		}
+	}
+	return nil
+}
+
+func TestSchemasAcceptRealOutputs(t *testing.T) {
+	o := realOutputs(t)
+	for _, f := range formats() {
+		t.Run(f.name, func(t *testing.T) {
+			sch := compile(t, f.schema)
+			docs := f.docs(o)
+			require.NotEmpty(t, docs)
+			for name, doc := range docs {
+				require.NoError(t, f.read(doc), "the toolkit's reader, document %s", name)
+				require.NoError(t, validateDoc(f, sch, doc), "document %s:\n%s", name, doc)
+			}
+		})
+	}
+}
+
+func TestSchemasRejectBrokenDocuments(t *testing.T) {
+	o := realOutputs(t)
+	for _, f := range formats() {
+		t.Run(f.name, func(t *testing.T) {
+			sch := compile(t, f.schema)
+			docs := f.docs(o)
+			require.NotEmpty(t, f.broken, "every format has hand-broken documents")
+			for _, b := range f.broken {
+				doc, ok := docs[b.doc]
+				require.True(t, ok, "%s: no document %q", b.name, b.doc)
+				broken := b.edit(t, doc)
+				require.NotEqual(t, string(doc), string(broken), "%s: the edit changed nothing", b.name)
+				require.Error(t, validateDoc(f, sch, broken), "%s: the schema accepted:\n%s", b.name, broken)
+				if b.readerRejects {
+					require.Error(t, f.read(broken), "%s: the toolkit's reader accepted it", b.name)
+				} else {
+					require.NoError(t, f.read(broken), "%s: the reader rejects it: mark readerRejects", b.name)
+				}
+			}
+		})
+	}
+}
+
+// TestEverySchemaIsChecked fails when a file of docs/schemas has no row in
+// formats(), or when docs/spec.md does not link it.
+func TestEverySchemaIsChecked(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join(schemaDir, "*.schema.json"))
+	require.NoError(t, err)
+	require.NotEmpty(t, files)
+	var used []string
+	for _, f := range formats() {
+		file, _, _ := strings.Cut(f.schema, "#")
+		used = append(used, file)
+	}
+	spec, err := os.ReadFile(specPath)
+	require.NoError(t, err)
+	for _, f := range files {
+		base := filepath.Base(f)
+		require.Contains(t, used, base, "schema %s has no row in formats()", base)
+		require.Contains(t, string(spec), "(schemas/"+base+")", "docs/spec.md does not link %s", base)
+		compile(t, base)
+	}
+}
+
+// lines splits a JSON Lines document into its lines (without newlines).
+func lines(doc []byte) [][]byte {
+	return bytes.Split(bytes.TrimSuffix(doc, []byte("\n")), []byte("\n"))
+}
+
+// set returns an edit that sets the value at a slash-separated path of
+// object keys and array indices (the last step may add a key).
+func set(path string, v any) func(t *testing.T, root any) any {
+	return func(t *testing.T, root any) any {
+		parent, last := walk(t, root, path)
+		switch p := parent.(type) {
+		case map[string]any:
+			p[last] = v
+		case []any:
+			i := index(t, last, len(p))
+			p[i] = v
+		default:
+			t.Fatalf("set %s: parent is %T", path, parent)
+		}
+		return root
+	}
+}
+
+// del returns an edit that removes the key at path.
+func del(path string) func(t *testing.T, root any) any {
+	return func(t *testing.T, root any) any {
+		parent, last := walk(t, root, path)
+		p, ok := parent.(map[string]any)
+		require.True(t, ok, "del %s: parent is %T", path, parent)
+		_, ok = p[last]
+		require.True(t, ok, "del %s: no such key", path)
+		delete(p, last)
+		return root
+	}
+}
+
+func walk(t *testing.T, root any, path string) (any, string) {
+	steps := strings.Split(path, "/")
+	cur := root
+	for _, s := range steps[:len(steps)-1] {
+		switch c := cur.(type) {
+		case map[string]any:
+			next, ok := c[s]
+			require.True(t, ok, "path %s: no key %q", path, s)
+			cur = next
+		case []any:
+			cur = c[index(t, s, len(c))]
+		default:
+			t.Fatalf("path %s: %T at %q", path, cur, s)
+		}
+	}
+	return cur, steps[len(steps)-1]
+}
+
+func index(t *testing.T, s string, n int) int {
+	var i int
+	_, err := fmt.Sscan(s, &i)
+	require.NoError(t, err)
+	require.True(t, i >= 0 && i < n, "index %d out of range %d", i, n)
+	return i
+}
+
+// decode decodes a JSON value keeping numbers exact.
+func decode(t *testing.T, b []byte) any {
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var v any
+	require.NoError(t, dec.Decode(&v))
+	return v
+}
+
+func encode(t *testing.T, v any) []byte {
+	b, err := json.Marshal(v)
+	require.NoError(t, err)
+	return b
+}
+
+// editDoc applies edit to a one-value document.
+func editDoc(edit func(*testing.T, any) any) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, doc []byte) []byte { return encode(t, edit(t, decode(t, doc))) }
+}
+
+// editLine applies edit to line n (0-based) of a JSON Lines document.
+func editLine(n int, edit func(*testing.T, any) any) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, doc []byte) []byte {
+		ls := slices.Clone(lines(doc))
+		ls[n] = encode(t, edit(t, decode(t, ls[n])))
+		return append(bytes.Join(ls, []byte("\n")), '\n')
+	}
+}
+
+// editDelete applies edit to the first delete event of a stream.
+func editDelete(edit func(*testing.T, any) any) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, doc []byte) []byte {
+		for i, l := range lines(doc) {
+			if bytes.Contains(l, []byte(`"op":"delete"`)) {
+				return editLine(i, edit)(t, doc)
+			}
+		}
+		t.Fatal("no delete event")
+		return nil
+	}
+}
