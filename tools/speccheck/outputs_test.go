@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sync"
@@ -143,6 +144,18 @@ func makeOutputs() (*outputs, error) {
 	}
 	if o.manifests["grid"], err = os.ReadFile(filepath.Join(out, "manifest.json")); err != nil {
 		return nil, err
+	}
+	files, err := filepath.Glob(filepath.Join(out, "records", "*.json"))
+	if err != nil {
+		return nil, err
+	}
+	if len(files) != len(g.Configs) {
+		return nil, fmt.Errorf("results folder: %d records, want %d", len(files), len(g.Configs))
+	}
+	for _, f := range files {
+		if o.records["folder "+filepath.Base(f)], err = os.ReadFile(f); err != nil {
+			return nil, err
+		}
 	}
 
 	// Certificates with the seeded sampler: a given α with a kept memory,
