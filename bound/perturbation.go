@@ -174,6 +174,7 @@ type model struct {
 	mem              MemoryModel
 	tau              int
 	stepTerm, memory float64 // η·hMax·G (+ λ_Z·(hMax−hMin) if coupled), η·(hMax−hMin)·G
+	roundOff         float64 // added at every step from the first deleted insert on
 	pos              []int
 }
 
@@ -186,14 +187,25 @@ func newModel(c Constants, rho float64, mem MemoryModel, lambdaZ float64, pos []
 	return m
 }
 
-// pi returns the perturbation bound of step u.
-func (m *model) pi(u int) float64 {
-	i, found := slices.BinarySearch(m.pos, u)
+// pi returns the perturbation bound of step u: the model's term plus the
+// round-off term from the first deleted insert on.
+func (m *model) pi(step int) float64 {
+	i, found := slices.BinarySearch(m.pos, step)
+	if i == 0 && !found { // no deleted insert before the step: the trajectories agree
+		return 0
+	}
+	p := m.piExact(i, found, step)
+	if m.roundOff > 0 {
+		p = nextUp((p+m.roundOff)*(1+2*u), false)
+	}
+	return p
+}
+
+// piExact is the exact-arithmetic perturbation of step u, given the
+// search result of u in pos.
+func (m *model) piExact(i int, found bool, u int) float64 {
 	if found {
 		return m.stepTerm
-	}
-	if i == 0 { // no deleted insert before u: the trajectories agree
-		return 0
 	}
 	switch m.mem {
 	case MemoryWorstCase:

@@ -74,6 +74,15 @@ type Scenario struct {
 	// Delta0Source is the provenance of Delta0. Required with StartGiven,
 	// ignored otherwise.
 	Delta0Source Provenance
+	// RoundOff is a bound ≥ 0 on the floating-point divergence one step
+	// adds between two float trajectories that run the same step on
+	// different states (twice the per-step forward error of one
+	// trajectory; docs/theory.md, "Floating point"). It is added to the
+	// perturbation of every step from the first deleted insert on (before
+	// it, both trajectories are bit-identical), so that α bounds the
+	// deviation of the float states the code computes, not only of the
+	// exact-arithmetic ones. Defaults to 0 (exact arithmetic).
+	RoundOff float64
 }
 
 // Term is one quantity a bound rests on, for a certificate.
@@ -156,7 +165,11 @@ func (s Scenario) Bound() (Result, error) {
 		return Result{}, argErr(fn, "Start", float64(s.Start), ErrInvalid)
 	}
 
+	if err := checkNonNeg(fn, "RoundOff", s.RoundOff); err != nil {
+		return Result{}, err
+	}
 	m := newModel(s.Constants, s.Contraction.Rho, s.Memory, lambdaZ, pos)
+	m.roundOff = s.RoundOff
 	var a0 float64
 	if s.Start == StartGiven {
 		a0 = s.Delta0
@@ -225,6 +238,10 @@ func (s Scenario) terms(m *model, lambdaZ float64) []Term {
 	}
 	if s.Start == StartGiven {
 		ts = append(ts, Term{"delta0", s.Delta0, s.Delta0Source, "Δ_{t0} of Theorem \"Bounded counterfactual state deviation\""})
+	}
+	if s.RoundOff > 0 {
+		ts = append(ts, Term{"round-off per step (two float trajectories)", s.RoundOff, Proved,
+			"not in the paper (exact arithmetic): added to η_s·ε_s at every step from the first deleted insert on (docs/theory.md, \"Floating point\")"})
 	}
 	return ts
 }

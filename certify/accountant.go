@@ -40,7 +40,11 @@ func ChargeOf(c *Certificate) Charge {
 	if len(d) > 12 {
 		d = d[:12]
 	}
-	return Charge{Label: c.Intervention + "@" + d, ZCDP: c.ZCDP, Beta: c.Beta}
+	z := 0.0
+	if c.Sensitivity.Alpha > 0 && c.SigmaApplied > 0 {
+		z, _ = noise.ZCDP(c.Sensitivity.Alpha, c.SigmaApplied)
+	}
+	return Charge{Label: c.Intervention + "@" + d, ZCDP: z, Beta: c.Beta}
 }
 
 // ChargeFor returns the charge of a Gaussian release with L2 sensitivity

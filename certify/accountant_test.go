@@ -161,11 +161,3 @@ func TestAccountantRefusesBadInput(t *testing.T) {
 	_, err = ChargeFor("x", 1, 0, 0)
 	assert.ErrorIs(t, err, noise.ErrRange, "σ = 0 with α > 0")
 }
-
-func TestChargeOfCertificate(t *testing.T) {
-	is := issue(t, nil)
-	ch := ChargeOf(is.cert)
-	if ch.ZCDP != is.cert.ZCDP || ch.Beta != 0 || !strings.HasPrefix(ch.Label, "noop@") {
-		t.Errorf("charge %+v of certificate with zCDP %v", ch, is.cert.ZCDP)
-	}
-}

@@ -13,8 +13,10 @@ import (
 	"unlearn/noise"
 )
 
-// Format is the format tag (version) of a certificate.
-const Format = "unlearn-certificate/v1"
+// Format is the format tag (version) of a certificate. Version 2 certifies
+// a [Release]; version 1 certified a snapshot and recorded the hash of the
+// un-noised state, and is neither issued nor accepted.
+const Format = "unlearn-certificate/v2"
 
 // Guarantee is an (ε, δ) pair.
 type Guarantee struct {
@@ -22,58 +24,40 @@ type Guarantee struct {
 	Delta   float64 `json:"delta"`
 }
 
-// RetainedRecord describes the data a memory rebuild replayed.
-type RetainedRecord struct {
-	// IDs are the ids of the replayed inserts, in replay order.
-	IDs []int64 `json:"ids"`
-	// SHA256 is the hash of the replayed events (their JSON Lines encoding
-	// under the state's header, without the header line).
-	SHA256 string `json:"sha256"`
-}
-
-// Certificate records one certified release: what it covers, the privacy
-// guarantee, the sensitivity α and every input it was computed from, the
-// noise, the intervention and the states before and after. It is JSON
-// (format [Format]); [Verify] recomputes every derived field and rejects
-// any tampering.
-//
-// A certificate is an audit record. Its BeforeSHA256 identifies the
-// unlearned state BEFORE the noise, so anyone who can enumerate candidate
-// states (e.g. by replaying known data) could test them against it and
-// defeat the noise: publish only [Certificate.Public], which drops it.
+// Certificate records one certified release. Every field is a function of
+// public quantities — ε, δ, β, the learner's configuration, the loss
+// header, the number and ages of the deletions, the intervention — and of
+// the released (noised) data: nothing in it depends on the deleted
+// payloads or on the un-noised state (spec §7). [Verify] recomputes every
+// derived field from the recorded inputs and the release.
 type Certificate struct {
 	// Format is [Format].
 	Format string `json:"format"`
 	// Toolkit is the toolkit version that issued the certificate.
 	Toolkit string `json:"toolkit"`
-	// Covers is "state" (w and Z) or "parameters" (w only).
-	Covers Coverage `json:"covers"`
-	// Memory is what happened to the memory: reset, rebuild or keep.
+	// Memory is what was released of the memory: reset, rebuild or exact.
 	Memory MemoryPolicy `json:"memory"`
-	// Retained describes the data of a rebuild (Memory "rebuild" only).
-	Retained *RetainedRecord `json:"retained,omitempty"`
+	// Retained is the number of retained inserts a rebuild replayed.
+	Retained int `json:"retained"`
 	// Epsilon, Delta and Beta are the spec's ε, δ and β.
 	Epsilon float64 `json:"epsilon"`
 	Delta   float64 `json:"delta"`
 	Beta    float64 `json:"beta"`
 	// Guarantee is the certified (ε, δ + β) (docs/theory.md §9).
 	Guarantee Guarantee `json:"guarantee"`
-	// Sensitivity is α with its inputs and provenance.
+	// Sensitivity is α with its public inputs and provenance.
 	Sensitivity Sensitivity `json:"alpha"`
-	// Sigma is the σ calibrated for (α, ε, δ).
+	// Sigma is the σ calibrated for (α, ε, δ) (0 for an exact release).
 	Sigma float64 `json:"sigma"`
 	// SigmaApplied is the σ the sampler applied (≥ Sigma).
 	SigmaApplied float64 `json:"sigma_applied"`
 	// Calibration is how Sigma was computed: analytic or classic.
 	Calibration noise.Calibration `json:"calibration"`
-	// Sampler is "secure" or "seeded".
+	// Sampler is "secure", "seeded", or "none" for an exact release.
 	Sampler string `json:"sampler"`
-	// Deployable is true for the secure sampler only.
+	// Deployable is true for the secure sampler and for exact releases.
 	Deployable bool `json:"deployable"`
-	// ZCDP is the release's zCDP cost α²/(2·SigmaApplied²), for an
-	// [Accountant].
-	ZCDP float64 `json:"zcdp"`
-	// Exact is true when α = 0: exact unlearning, no noise.
+	// Exact is true when the toolkit established α = 0 by replay.
 	Exact bool `json:"exact"`
 	// Intervention names the intervention that produced the state.
 	Intervention string `json:"intervention"`
@@ -81,32 +65,33 @@ type Certificate struct {
 	Deletions int `json:"deletions"`
 	// Dim is the dimension d of w.
 	Dim int `json:"dim"`
-	// BeforeSHA256 is the SHA-256 (hex) of the canonical snapshot
-	// (olbfgs.MarshalSnapshot) of the unlearned state before the noise;
-	// empty in a redacted certificate.
-	BeforeSHA256 string `json:"before_sha256,omitempty"`
-	// AfterSHA256 is the SHA-256 of the canonical snapshot of the released
-	// state.
-	AfterSHA256 string `json:"after_sha256"`
-	// Redacted is true when BeforeSHA256 was removed for publication.
-	Redacted bool `json:"redacted"`
-	// Provenance is the weakest provenance of α's inputs.
+	// Config is the learner's configuration; it must equal the release's.
+	Config ReleaseConfig `json:"config"`
+	// ReleaseSHA256 is the SHA-256 (hex) of the release file's bytes
+	// (public, noised data).
+	ReleaseSHA256 string `json:"release_sha256"`
+	// Provenance is α's provenance: proved, or assumed.
 	Provenance bound.Provenance `json:"provenance"`
-	// Statement says in words what is certified and what is not, including
-	// the weakest provenance and the sampler.
+	// Statement says in words what is certified and on what it rests.
 	Statement string `json:"statement"`
-	// Warnings lists what a reader must not miss (estimated or assumed
-	// inputs, a kept memory, the seeded sampler, redaction).
+	// Warnings lists what a reader must not miss.
 	Warnings []string `json:"warnings"`
-	// Digest is the SHA-256 of the certificate's JSON with Digest empty. It
-	// detects edits made without recomputing it; it is not a signature.
+	// Digest is the SHA-256 of the certificate's JSON with Digest, KeyID
+	// and Signature empty: the certificate's identifier. Anyone can
+	// recompute it; only a signature says who issued the certificate.
 	Digest string `json:"digest"`
+	// KeyID identifies the certifier's Ed25519 key (empty: unsigned).
+	KeyID string `json:"key_id,omitempty"`
+	// Signature is the certifier's Ed25519 signature (hex) over the
+	// certificate's JSON with Signature empty (empty: unsigned).
+	Signature string `json:"signature,omitempty"`
 }
 
-// digest returns the SHA-256 of the certificate's JSON with Digest empty.
+// digest returns the SHA-256 of the certificate's JSON with Digest, KeyID
+// and Signature empty.
 func (c *Certificate) digest() (string, error) {
 	cp := *c
-	cp.Digest = ""
+	cp.Digest, cp.KeyID, cp.Signature = "", "", ""
 	b, err := json.Marshal(&cp)
 	if err != nil {
 		return "", fmt.Errorf("certify: certificate digest: %w", err)
@@ -126,30 +111,16 @@ func (c *Certificate) seal() error {
 	return nil
 }
 
-// Public returns a copy for publication: without BeforeSHA256, marked
-// redacted and resealed. [Verify] checks everything else of it and needs
-// no before-state.
-func (c *Certificate) Public() (*Certificate, error) {
-	cp := c.clone()
-	cp.BeforeSHA256 = ""
-	cp.Redacted = true
-	if err := cp.seal(); err != nil {
-		return nil, err
-	}
-	return cp, nil
-}
-
-// clone returns a deep copy through JSON (the certificate is plain data).
-func (c *Certificate) clone() *Certificate {
-	b, err := json.Marshal(c)
+// SignedBytes returns the bytes a signature covers: the certificate's JSON
+// with Signature empty (KeyID included).
+func (c *Certificate) SignedBytes() ([]byte, error) {
+	cp := *c
+	cp.Signature = ""
+	b, err := json.Marshal(&cp)
 	if err != nil {
-		panic("certify: clone: " + err.Error()) // every field marshals
+		return nil, fmt.Errorf("certify: certificate: %w", err)
 	}
-	var cp Certificate
-	if err := json.Unmarshal(b, &cp); err != nil {
-		panic("certify: clone: " + err.Error())
-	}
-	return &cp
+	return b, nil
 }
 
 // MarshalIndent returns the certificate as indented JSON with a final
@@ -180,22 +151,27 @@ func ParseCertificate(data []byte) (*Certificate, error) {
 func (c *Certificate) Summary() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "certificate %s (%s)\n", c.Format, c.Toolkit)
-	fmt.Fprintf(&b, "  covers      %s (memory %s)\n", c.Covers, c.Memory)
-	fmt.Fprintf(&b, "  guarantee   (ε, δ) = (%v, %v)", c.Guarantee.Epsilon, c.Guarantee.Delta)
+	fmt.Fprintf(&b, "  guarantee    (ε, δ) = (%.4g, %.4g)", c.Guarantee.Epsilon, c.Guarantee.Delta)
 	if c.Beta > 0 {
-		fmt.Fprintf(&b, "  [δ = %v + β = %v]", c.Delta, c.Beta)
+		fmt.Fprintf(&b, "  [δ = %.4g + β = %.4g]", c.Delta, c.Beta)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "  alpha       %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
-	fmt.Fprintf(&b, "  sigma       %.6g (%s calibration, %s sampler, applied %.6g)\n", c.Sigma, c.Calibration, c.Sampler, c.SigmaApplied)
-	fmt.Fprintf(&b, "  zCDP        %.6g\n", c.ZCDP)
-	fmt.Fprintf(&b, "  intervention %s, %d deletion(s), d = %d\n", c.Intervention, c.Deletions, c.Dim)
-	if c.BeforeSHA256 != "" {
-		fmt.Fprintf(&b, "  before      sha256 %s\n", c.BeforeSHA256)
+	fmt.Fprintf(&b, "  alpha        %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
+	if c.Exact {
+		fmt.Fprintf(&b, "  exact        %s: no noise\n", c.Sensitivity.Method)
+	} else {
+		fmt.Fprintf(&b, "  sigma        %.6g (%s calibration, %s sampler)\n", c.Sigma, c.Calibration, c.Sampler)
 	}
-	fmt.Fprintf(&b, "  after       sha256 %s\n", c.AfterSHA256)
+	fmt.Fprintf(&b, "  memory       %s\n", c.Memory)
+	fmt.Fprintf(&b, "  intervention %s, %d deletion(s), d = %d\n", c.Intervention, c.Deletions, c.Dim)
+	fmt.Fprintf(&b, "  release      sha256 %s\n", c.ReleaseSHA256)
+	if c.KeyID != "" {
+		fmt.Fprintf(&b, "  signed by    key %s\n", c.KeyID)
+	} else {
+		b.WriteString("  signed by    nobody (unsigned)\n")
+	}
 	for _, w := range c.Warnings {
-		fmt.Fprintf(&b, "  WARNING     %s\n", w)
+		fmt.Fprintf(&b, "  WARNING      %s\n", w)
 	}
 	return b.String()
 }

@@ -44,6 +44,17 @@ var (
 	// ErrSampler: a sampler other than noise's secure or seeded one. Only
 	// those two are accepted, so a certificate's sampler name is true.
 	ErrSampler = errors.New("unsupported noise sampler")
+	// ErrNotCertifiable: the learner's configuration gives no proved bound
+	// (no radius), or a request asks for what the toolkit cannot establish
+	// (exactness on a caller's word, an operator whose behaviour it does
+	// not know).
+	ErrNotCertifiable = errors.New("not certifiable")
+	// ErrSignature: a certificate that is unsigned, signed by another key,
+	// or whose signature does not verify.
+	ErrSignature = errors.New("certificate signature")
+	// ErrResolution: σ would not dominate the round-off of the released
+	// parameters, so the release could equal the un-noised state.
+	ErrResolution = errors.New("σ below the resolution of the released parameters")
 	// ErrRetained: retained data for a memory rebuild that names a deleted
 	// id, or is not a list of valid events for the state's loss.
 	ErrRetained = errors.New("invalid retained data")

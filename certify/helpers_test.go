@@ -80,49 +80,25 @@ func randomInserts(r *rand.Rand, d, n int, first int64) []stream.Event {
 	return out
 }
 
-// fixture is a small trained quadratic learner with one deletion, used by
-// the Certify and Verify tests.
-type fixture struct {
-	loss   *stream.Quadratic
-	header stream.Header
-	prefix []stream.Event
-	state  *olbfgs.Learner // the no-op unlearned state: prefix run, id 3 marked deleted
+// scalarLoss returns the quadratic loss with H0 = c0·I and H1 = c1·I (every
+// Hessian a multiple of I: the commuting case, read from the header).
+func scalarLoss(tb testing.TB, d int, c0, c1 float64) *stream.Quadratic {
+	return isotropic(tb, d, c0, c1)
 }
 
-func newFixture(tb testing.TB) fixture {
-	tb.Helper()
-	const d = 4
-	loss := isotropic(tb, d, 0.5, 2) // μ = 0.5, L = 2: any values with μ ≤ L
-	r := rand.New(rand.NewPCG(1, 2))
-	prefix := randomInserts(r, d, 12, 1)
+// guarded returns a certifiable configuration for Hessians with spectrum
+// in [c0, c1]: radius W, sample bound B, a pair guard whose window just
+// contains [c0, c1], angle 1e-6 and γ₀ = 1/c1.
+func guarded(d, tau int, eta, c0, c1, w, b float64) olbfgs.Config {
 	cfg := olbfgs.DefaultConfig(d)
-	cfg.Memory = 3
-	l, err := olbfgs.Replay(cfg, loss, prefix)
-	require.NoError(tb, err)
-	l.MarkDeleted(3)
-	h, err := HeaderOf(loss)
-	require.NoError(tb, err)
-	return fixture{loss: loss, header: h, prefix: prefix, state: l}
+	cfg.Memory, cfg.StepSize, cfg.InitialScale = tau, eta, 1/c1
+	cfg.Radius, cfg.SampleBound = w, b
+	cfg.PairAngle, cfg.PairMin, cfg.PairMax = 1e-6, c0*(1-1e-9), c1*(1+1e-9)
+	return cfg
 }
 
-// fixtureScenario is a proved scenario for the fixture's constants:
-// isotropic losses with μ = 0.5, L = 2 give hMin = 1/L, hMax = 1/μ; η = 0.1
-// gives the commuting ρ = max(|1 − 0.1·0.5/2|, |1 − 0.1·2/0.5|) = 0.975. G
-// = 3 is illustrative (the tests that need a true G measure it).
-func fixtureScenario(tb testing.TB) *bound.Scenario {
-	tb.Helper()
-	k, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: 0.5, L: 2, Eta: 0.1, HMin: 0.5, HMax: 2, Case: bound.Commuting})
-	require.NoError(tb, err)
-	return &bound.Scenario{
-		Constants:   bound.Constants{G: 3, HMin: 0.5, HMax: 2, Eta: 0.1, Tau: 3, Source: bound.Proved},
-		Contraction: k,
-		Ages:        []int{9},
-	}
-}
+// seeded returns a seeded sampler (tests only).
+func seeded(seed uint64) noise.Sampler { return noise.NewSeededSampler(seed, noise.SamplerOptions{}) }
 
-// seededSpec is a spec at (ε, δ) = (1, 1e-5) with the fixture's scenario and
-// the seeded sampler (tests only).
-func seededSpec(tb testing.TB, seed uint64) Spec {
-	tb.Helper()
-	return Spec{Epsilon: 1, Delta: 1e-5, Scenario: fixtureScenario(tb), Sampler: noise.NewSeededSampler(seed, noise.SamplerOptions{})}
-}
+// Silence unused-import checks of helpers used by some tests only.
+var _ = bound.Proved

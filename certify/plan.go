@@ -2,6 +2,7 @@ package certify
 
 import (
 	"encoding/csv"
+	"encoding/json"
 	"fmt"
 	"io"
 	"strconv"
@@ -9,47 +10,48 @@ import (
 
 	"unlearn/bound"
 	"unlearn/noise"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
-// PlanSpec asks "what σ do I need" over a grid of deployments: deletion
-// counts, memory sizes τ and times since deletion.
+// PlanSpec asks "what σ do I need" for a certifiable learner over a set of
+// deletion requests (schedules) and memory sizes, before any data exists:
+// every α is the one [Certify] would derive for such a request
+// ([DerivedAlpha]), from public quantities only.
 type PlanSpec struct {
 	// Epsilon and Delta are the target ε > 0 and δ ∈ (0, 1). Required.
 	Epsilon, Delta float64
 	// Calibration selects how σ is computed. Defaults to noise.Analytic.
 	Calibration noise.Calibration
-	// Constants are G, hMin, hMax, η (and a τ, replaced by each of Taus)
-	// with their provenance. Required.
-	Constants bound.Constants
-	// Contraction is ρ with its provenance. Required.
-	Contraction bound.Contraction
-	// Memory is the perturbation model. Defaults to bound.MemoryWorstCase,
-	// which does not depend on τ (its memory term is charged at every
-	// step); bound.MemoryDirect does.
-	Memory bound.MemoryModel
-	// LambdaZ is λ_Z for bound.MemoryCoupled (nil: 1).
-	LambdaZ *float64
-	// Deletions are the deletion counts m ≥ 1. Required (non-empty).
-	Deletions []int
-	// Taus are the memory sizes τ ≥ 1. Defaults to {Constants.Tau}.
+	// Config is the learner's configuration (its radius, sample bound and
+	// pair guard decide what can be proved). Required.
+	Config olbfgs.Config
+	// Header is the loss's header. Required.
+	Header stream.Header
+	// Schedules are the requests to plan for: each an arbitrary set of
+	// deletion ages at the release time (not necessarily consecutive),
+	// the intervention and, for retain fine-tuning, the replayed inserts.
+	// Required (non-empty).
+	Schedules []Deletion
+	// Taus are the memory sizes τ to tabulate. Defaults to {Config.Memory}.
 	Taus []int
-	// Since are the times since deletion k ≥ 0, in update steps. Defaults
-	// to {0}.
-	Since []int
 }
 
-// SigmaRow is one deployment of a [SigmaTable].
+// SigmaRow is one (τ, schedule) of a [SigmaTable].
 type SigmaRow struct {
-	// Deletions is the number m of deleted inserts, Tau the memory size and
-	// Since the steps since the most recent deletion.
-	Deletions int `json:"deletions"`
-	Tau       int `json:"tau"`
-	Since     int `json:"since"`
-	// Alpha is the bound α and Sigma the σ it requires.
-	Alpha float64 `json:"alpha"`
-	Sigma float64 `json:"sigma"`
-	// Provenance is α's weakest provenance.
-	Provenance bound.Provenance `json:"provenance"`
+	// Tau is the memory size; Schedule the index of the request in
+	// PlanSpec.Schedules; Intervention its kind; Ages its deletion ages.
+	Tau          int    `json:"tau"`
+	Schedule     int    `json:"schedule"`
+	Intervention string `json:"intervention"`
+	Ages         []int  `json:"ages"`
+	// Alpha is the derived α, Source its source ("derived" or, when no
+	// recursion is available or it is larger, the diameter), and Sigma the
+	// σ it requires.
+	Alpha  float64 `json:"alpha"`
+	Source string  `json:"source"`
+	Sigma  float64 `json:"sigma"`
 }
 
 // SigmaTable is the answer to a [PlanSpec].
@@ -57,115 +59,119 @@ type SigmaTable struct {
 	Epsilon     float64           `json:"epsilon"`
 	Delta       float64           `json:"delta"`
 	Calibration noise.Calibration `json:"calibration"`
-	Memory      bound.MemoryModel `json:"memory_model"`
-	// Rows holds one row per (deletions, τ, since), in that nesting order.
+	// Rows holds one row per (τ, schedule), τ outermost.
 	Rows []SigmaRow `json:"rows"`
-	// Provenance is the weakest provenance of all rows.
+	// MaxSigma is the largest σ of the rows: the σ that covers every
+	// request of the plan (the worst case over the schedules).
+	MaxSigma float64 `json:"max_sigma"`
+	// Provenance is "proved": every α is derived.
 	Provenance bound.Provenance `json:"provenance"`
 }
 
-// RequiredSigma computes, for every combination of p's deletion counts m,
-// memory sizes τ and times since deletion k, the bound α of Theorem
-// "Bounded counterfactual state deviation" for m deleted inserts at
-// consecutive steps, the most recent k steps before the release (ages
-// k, k+1, …, k+m−1: one batch request), and the σ that Theorem "o-LBFGS
-// Unlearning Certificate" requires for it at (ε, δ) with the calibration.
-// σ grows with α, so a deployment that releases at any k of the table needs
-// the largest σ of its rows.
-//
-// Errors (*SpecError): a bad ε or δ, an empty or non-positive Deletions,
-// τ < 1, k < 0 (ErrSpec), and the errors of bound.Scenario.Bound and
-// noise.Sigma, naming the field.
+// RequiredSigma computes, for every memory size τ and every schedule, the
+// α that [Certify] derives for it and the σ Theorem "o-LBFGS Unlearning
+// Certificate" requires at (ε, δ) with the calibration, and the worst case
+// over all of them. Errors (*SpecError): a bad ε or δ, no schedule, τ < 1,
+// or the errors of [DerivedAlpha] and noise.Sigma, naming the field.
 func RequiredSigma(p PlanSpec) (*SigmaTable, error) {
 	if err := checkPrivacy(p.Epsilon, p.Delta, 0); err != nil {
 		return nil, err
 	}
-	if len(p.Deletions) == 0 {
-		return nil, specErr("Deletions", nil, fmt.Errorf("%w: give at least one deletion count", ErrSpec))
+	if len(p.Schedules) == 0 {
+		return nil, specErr("Schedules", nil, fmt.Errorf("%w: give at least one deletion request", ErrSpec))
 	}
 	taus := p.Taus
 	if len(taus) == 0 {
-		taus = []int{p.Constants.Tau}
+		taus = []int{p.Config.Memory}
 	}
-	since := p.Since
-	if len(since) == 0 {
-		since = []int{0}
-	}
-	for i, m := range p.Deletions {
-		if m < 1 {
-			return nil, specErr(fmt.Sprintf("Deletions[%d]", i), m, ErrSpec)
+	t := &SigmaTable{Epsilon: p.Epsilon, Delta: p.Delta, Calibration: p.Calibration, Provenance: bound.Proved}
+	for ti, tau := range taus {
+		if tau < 1 {
+			return nil, specErr(fmt.Sprintf("Taus[%d]", ti), tau, ErrSpec)
 		}
-	}
-	for i, k := range since {
-		if k < 0 {
-			return nil, specErr(fmt.Sprintf("Since[%d]", i), k, ErrSpec)
-		}
-	}
-	t := &SigmaTable{Epsilon: p.Epsilon, Delta: p.Delta, Calibration: p.Calibration, Memory: p.Memory, Provenance: bound.Proved}
-	for _, m := range p.Deletions {
-		for ti, tau := range taus {
-			if tau < 1 {
-				return nil, specErr(fmt.Sprintf("Taus[%d]", ti), tau, ErrSpec)
+		cfg := p.Config
+		cfg.Memory = tau
+		for si, s := range p.Schedules {
+			del := s
+			if del.Intervention.Kind == "" {
+				del.Intervention = unlearn.Builtin{Kind: unlearn.KindNoop}
 			}
-			for _, k := range since {
-				c := p.Constants
-				c.Tau = tau
-				ages := make([]int, m)
-				for j := range ages {
-					ages[j] = k + j
+			sens, err := DerivedAlpha(cfg, p.Header, &del)
+			if err != nil {
+				var se *SpecError
+				if ok := asSpecError(err, &se); ok {
+					se.Field = fmt.Sprintf("Schedules[%d].%s", si, se.Field)
 				}
-				sc := bound.Scenario{Constants: c, Contraction: p.Contraction, Memory: p.Memory, LambdaZ: p.LambdaZ, Ages: ages}
-				res, err := sc.Bound()
-				if err != nil {
-					return nil, specErr(strings.TrimPrefix(boundField(err), "Scenario."), nil, err)
-				}
-				s, err := noise.Sigma(p.Calibration, res.Alpha[0], p.Epsilon, p.Delta)
-				if err != nil {
-					return nil, specErr(noiseField(err, "Constants"), nil, err)
-				}
-				t.Rows = append(t.Rows, SigmaRow{Deletions: m, Tau: tau, Since: k, Alpha: res.Alpha[0], Sigma: s, Provenance: res.Provenance})
-				t.Provenance = bound.Combine(t.Provenance, res.Provenance)
+				return nil, err
 			}
+			sigma, err := noise.Sigma(p.Calibration, sens.Alpha, p.Epsilon, p.Delta)
+			if err != nil {
+				return nil, specErr(noiseField(err, "Schedules"), nil, err)
+			}
+			src := sens.Source
+			if sens.Recursion == 0 || sens.Recursion+sens.Allowance >= sens.Diameter {
+				src = "diameter"
+			}
+			t.Rows = append(t.Rows, SigmaRow{Tau: tau, Schedule: si, Intervention: del.Intervention.Kind, Ages: append([]int{}, del.Ages...),
+				Alpha: sens.Alpha, Source: src, Sigma: sigma})
+			t.MaxSigma = max(t.MaxSigma, sigma)
 		}
 	}
 	return t, nil
 }
 
-// MaxSigma returns the largest σ of the table: the σ that covers every
-// deployment in it.
-func (t *SigmaTable) MaxSigma() float64 {
-	m := 0.0
-	for _, r := range t.Rows {
-		m = max(m, r.Sigma)
+func asSpecError(err error, se **SpecError) bool {
+	e, ok := err.(*SpecError)
+	if ok {
+		*se = e
 	}
-	return m
+	return ok
 }
 
-// WriteMarkdown writes the table as a Markdown table with a caption line.
+func agesText(a []int) string {
+	s := make([]string, len(a))
+	for i, v := range a {
+		s[i] = strconv.Itoa(v)
+	}
+	return strings.Join(s, " ")
+}
+
+// WriteMarkdown writes the table as Markdown with a caption line.
 func (t *SigmaTable) WriteMarkdown(w io.Writer) error {
-	if _, err := fmt.Fprintf(w, "Required σ at (ε, δ) = (%v, %v), %s calibration, %s memory model; α is %s.\n\n"+
-		"| deletions | τ | steps since deletion | α | σ | provenance |\n| ---: | ---: | ---: | ---: | ---: | --- |\n",
-		t.Epsilon, t.Delta, t.Calibration, t.Memory, t.Provenance); err != nil {
+	if _, err := fmt.Fprintf(w, "Required σ at (ε, δ) = (%.4g, %.4g), %s calibration; every α is derived (proved) from public quantities.\n\n"+
+		"| τ | request | intervention | ages | α | source | σ |\n| ---: | ---: | --- | --- | ---: | --- | ---: |\n",
+		t.Epsilon, t.Delta, t.Calibration); err != nil {
 		return err
 	}
 	for _, r := range t.Rows {
-		if _, err := fmt.Fprintf(w, "| %d | %d | %d | %.6g | %.6g | %s |\n", r.Deletions, r.Tau, r.Since, r.Alpha, r.Sigma, r.Provenance); err != nil {
+		if _, err := fmt.Fprintf(w, "| %d | %d | %s | %s | %.4g | %s | %.4g |\n", r.Tau, r.Schedule, r.Intervention, agesText(r.Ages), r.Alpha, r.Source, r.Sigma); err != nil {
 			return err
 		}
 	}
-	return nil
+	_, err := fmt.Fprintf(w, "\nA deployment that may serve any of these requests needs σ = %.4g (the worst case).\n", t.MaxSigma)
+	return err
 }
 
 // WriteCSV writes the table as CSV with a header row; floats use the
 // shortest representation that round-trips.
 func (t *SigmaTable) WriteCSV(w io.Writer) error {
 	cw := csv.NewWriter(w)
-	_ = cw.Write([]string{"deletions", "tau", "since", "alpha", "sigma", "provenance", "epsilon", "delta", "calibration", "memory_model"})
+	_ = cw.Write([]string{"tau", "schedule", "intervention", "ages", "alpha", "source", "sigma", "epsilon", "delta", "calibration"})
 	f := func(x float64) string { return strconv.FormatFloat(x, 'g', -1, 64) }
 	for _, r := range t.Rows {
-		_ = cw.Write([]string{strconv.Itoa(r.Deletions), strconv.Itoa(r.Tau), strconv.Itoa(r.Since), f(r.Alpha), f(r.Sigma),
-			r.Provenance.String(), f(t.Epsilon), f(t.Delta), t.Calibration.String(), t.Memory.String()})
+		_ = cw.Write([]string{strconv.Itoa(r.Tau), strconv.Itoa(r.Schedule), r.Intervention, agesText(r.Ages), f(r.Alpha), r.Source, f(r.Sigma),
+			f(t.Epsilon), f(t.Delta), t.Calibration.String()})
 	}
 	cw.Flush()
 	return cw.Error()
+}
+
+// WriteJSON writes the table as indented JSON.
+func (t *SigmaTable) WriteJSON(w io.Writer) error {
+	b, err := json.MarshalIndent(t, "", "  ")
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(append(b, '\n'))
+	return err
 }

@@ -2,136 +2,55 @@ package certify
 
 import (
 	"bytes"
-	"encoding/csv"
+	"math/rand/v2"
 	"strings"
 	"testing"
 
-	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"unlearn/bound"
-	"unlearn/noise"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
-// planSpec: G = 1, hMin = 0.5, hMax = 2, η = 0.1, ρ = 0.9 (assumed): step
-// term η·hMax·G = 0.2, memory term η·(hMax−hMin)·G = 0.15.
-func planSpec() PlanSpec {
-	return PlanSpec{
-		Epsilon: 1, Delta: 1e-5,
-		Constants:   bound.Constants{G: 1, HMin: 0.5, HMax: 2, Eta: 0.1, Tau: 10, Source: bound.Proved},
-		Contraction: bound.Contraction{Rho: 0.9, Provenance: bound.Assumed, Method: "assumed"},
-		Deletions:   []int{1, 3},
-		Taus:        []int{5, 10},
-		Since:       []int{0, 4},
+// The planned σ of a request is exactly the σ a release of that request
+// uses, and the plan's worst case covers every row, for schedules that are
+// not consecutive ages.
+func TestRequiredSigmaMatchesRelease(t *testing.T) {
+	const d, tau = 3, 4
+	loss := scalarLoss(t, d, 1, 1)
+	cfg := guarded(d, tau, 0.5, 1, 1, 5, 2)
+	h := mustHeader(t, loss)
+	schedules := []Deletion{
+		{Ages: []int{0}},
+		{Ages: []int{3, 40}},
+		{Ages: []int{0, 1, 2, 3, 4}, Intervention: unlearn.Builtin{Kind: unlearn.KindParamOnly}},
+		{Ages: []int{150}},
 	}
-}
-
-func TestRequiredSigmaHandValues(t *testing.T) {
-	// One deletion just before the release (since 0): α = 0.2, the step term.
-	// Since 4 (worst case): α = 0.2·0.9⁴ + 0.15·(1 + 0.9 + 0.9² + 0.9³)
-	// = 0.13122 + 0.15·3.439 = 0.64707.
-	tab, err := RequiredSigma(planSpec())
+	tab, err := RequiredSigma(PlanSpec{Epsilon: 1, Delta: 1e-5, Config: cfg, Header: h, Schedules: schedules, Taus: []int{tau, 2 * tau}})
 	require.NoError(t, err)
-	require.Len(t, tab.Rows, 2*2*2, "rows")
-	require.Equal(t, bound.Assumed, tab.Provenance, "provenance")
-	for _, tc := range []struct {
-		name  string
-		row   int
-		alpha float64
-	}{
-		{"m=1,tau=5,since=0", 0, 0.2},
-		{"m=1,tau=5,since=4", 1, 0.64707},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			r := tab.Rows[tc.row]
-			// α is rounded up: ≥ the exact value, within 1e-14 relative.
-			if r.Alpha < tc.alpha || !approx(r.Alpha, tc.alpha, 0, 1e-14) {
-				t.Errorf("α = %.17g, want %v", r.Alpha, tc.alpha)
-			}
-			want, err := noise.SigmaAnalytic(r.Alpha, 1, 1e-5)
-			assert.NoError(t, err)
-			if r.Sigma != want {
-				t.Errorf("σ = %v, want %v", r.Sigma, want)
-			}
-		})
-	}
-	// Worst case: τ does not matter; more deletions need more noise.
-	for i := 0; i < 4; i++ {
-		a, b := tab.Rows[i], tab.Rows[i+4]
-		assert.Equal(t, 1, a.Deletions, "row %d: deletions", i)
-		assert.Equal(t, 3, b.Deletions, "row %d: deletions", i+4)
-		if b.Sigma <= a.Sigma {
-			t.Errorf("rows %d, %d: σ = %v (m = 1) vs σ = %v (m = 3)", i, i+4, a.Sigma, b.Sigma)
+	require.Len(t, tab.Rows, 8)
+	events := randomInserts(rand.New(rand.NewPCG(1, 1)), d, 200, 1)
+	state, err := olbfgs.Replay(cfg, loss, events)
+	require.NoError(t, err)
+	for _, r := range tab.Rows[:len(schedules)] {
+		require.LessOrEqual(t, r.Sigma, tab.MaxSigma)
+		del := schedules[r.Schedule]
+		if del.Intervention.Kind == "" {
+			del.Intervention = unlearn.Builtin{Kind: unlearn.KindNoop}
 		}
+		_, cert, err := Certify(state, Spec{Epsilon: 1, Delta: 1e-5, Sampler: seeded(1), Deletion: &del})
+		require.NoError(t, err)
+		require.Equal(t, cert.Sigma, r.Sigma, "row %+v", r)
 	}
-	if tab.Rows[0].Alpha != tab.Rows[2].Alpha {
-		t.Errorf("worst-case α depends on τ: %v vs %v", tab.Rows[0].Alpha, tab.Rows[2].Alpha)
-	}
-	// σ grows with α, so the largest σ is that of the largest α.
-	top := tab.Rows[0]
-	for _, r := range tab.Rows {
-		if r.Alpha > top.Alpha {
-			top = r
-		}
-	}
-	if m := tab.MaxSigma(); m != top.Sigma {
-		t.Errorf("MaxSigma = %v, the row with the largest α has σ = %v", m, top.Sigma)
-	}
-}
-
-func TestRequiredSigmaDirectDependsOnTau(t *testing.T) {
-	// Under the direct-window model a longer memory keeps the memory term
-	// longer: at since = 8, τ = 10 needs more noise than τ = 5.
-	p := planSpec()
-	p.Memory, p.Deletions, p.Since = bound.MemoryDirect, []int{1}, []int{8}
-	tab, err := RequiredSigma(p)
-	require.NoError(t, err)
-	if tab.Rows[1].Sigma <= tab.Rows[0].Sigma {
-		t.Errorf("τ = 10: σ = %v, τ = 5: σ = %v", tab.Rows[1].Sigma, tab.Rows[0].Sigma)
-	}
-}
-
-func TestSigmaTableOutput(t *testing.T) {
-	tab, err := RequiredSigma(planSpec())
-	require.NoError(t, err)
-	var md bytes.Buffer
+	// Older deletions need less noise (the recursion contracts).
+	require.Less(t, tab.Rows[3].Sigma, tab.Rows[0].Sigma)
+	var md, csv bytes.Buffer
 	require.NoError(t, tab.WriteMarkdown(&md))
-	lines := strings.Split(strings.TrimSpace(md.String()), "\n")
-	require.Len(t, lines, 2+2+8, "markdown:\n%s", md.String())
-	assert.True(t, strings.HasPrefix(lines[2], "| deletions |"), "markdown:\n%s", md.String())
-	assert.Contains(t, lines[4], "| 1 | 5 | 0 | 0.2 |", "markdown:\n%s", md.String())
-	var c bytes.Buffer
-	require.NoError(t, tab.WriteCSV(&c))
-	recs, err := csv.NewReader(&c).ReadAll()
-	require.NoError(t, err)
-	require.Len(t, recs, 9, "csv records")
-	assert.Equal(t, "deletions", recs[0][0], "csv header")
-	assert.Equal(t, "assumed", recs[1][5], "csv provenance")
-	assert.Equal(t, "analytic", recs[1][8], "csv calibration")
-}
-
-func TestRequiredSigmaRefusesBadInput(t *testing.T) {
-	for _, tc := range []struct {
-		name     string
-		edit     func(*PlanSpec)
-		field    string
-		sentinel error
-	}{
-		{"epsilon", func(p *PlanSpec) { p.Epsilon = -1 }, "Epsilon", ErrEpsilon},
-		{"delta", func(p *PlanSpec) { p.Delta = 2 }, "Delta", ErrDelta},
-		{"no-deletions", func(p *PlanSpec) { p.Deletions = nil }, "Deletions", ErrSpec},
-		{"zero-deletions", func(p *PlanSpec) { p.Deletions = []int{0} }, "Deletions[0]", ErrSpec},
-		{"tau", func(p *PlanSpec) { p.Taus = []int{5, 0} }, "Taus[1]", ErrSpec},
-		{"since", func(p *PlanSpec) { p.Since = []int{-1} }, "Since[0]", ErrSpec},
-		{"rho", func(p *PlanSpec) { p.Contraction.Rho = 1.5 }, "Contraction.Rho", ErrRho},
-		{"G", func(p *PlanSpec) { p.Constants.G = -1 }, "Constants.G", ErrValue},
-		{"classic", func(p *PlanSpec) { p.Calibration = noise.Classic }, "Epsilon", ErrClassicEpsilon},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			p := planSpec()
-			tc.edit(&p)
-			_, err := RequiredSigma(p)
-			wantSpecError(t, err, tc.field, tc.sentinel)
-		})
-	}
+	require.NoError(t, tab.WriteCSV(&csv))
+	require.Contains(t, md.String(), "worst case")
+	require.Equal(t, 9, strings.Count(csv.String(), "\n"))
+	_, err = RequiredSigma(PlanSpec{Epsilon: 1, Delta: 1e-5, Config: cfg, Header: h})
+	wantSpecError(t, err, "Schedules", ErrSpec)
+	_ = stream.KindQuadratic
 }

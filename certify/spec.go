@@ -9,57 +9,67 @@ import (
 
 	"unlearn/bound"
 	"unlearn/noise"
+	"unlearn/olbfgs"
 	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
 // Version is the toolkit version recorded in certificates by default.
 const Version = "0.1.0-dev"
 
-// MemoryPolicy says what happens to the curvature memory Z of a certified
-// state (SPEC §7).
+// MemoryPolicy says what is released of the curvature memory Z (spec §7:
+// the un-noised memory is never released).
 //
 // The zero value is [Reset], the default.
 type MemoryPolicy int
 
 const (
-	// Reset empties the memory after the noise: Z = ∅. The released state
-	// (w + noise, ∅) is a function of the noised parameters alone, so the
-	// whole state is covered (post-processing; docs/theory.md §9).
+	// Reset releases an empty memory: the released state (w + noise, ∅) is
+	// a function of the noised parameters alone (post-processing).
 	Reset MemoryPolicy = iota
-	// Rebuild rebuilds the memory from the noised parameters by replaying
-	// retained data (events that exclude every deleted id) through o-LBFGS
-	// from (w + noise, ∅), and keeps the noised w: the memory is then a
-	// function of the noised parameters and of data common to the unlearned
-	// and the counterfactual worlds, so the whole state is covered
-	// (post-processing).
+	// Rebuild releases the memory o-LBFGS builds when it replays retained
+	// data (inserts of ids that are not deleted) from the noised w: a
+	// function of the noised parameters and of data common to both worlds
+	// (post-processing). The released w stays the noised one.
 	Rebuild
-	// Keep leaves the memory as it is: only the parameters are covered, and
-	// the certificate says so. The kept memory may carry information about
-	// the deleted samples (the paper's direct and indirect memory).
-	Keep
+	// Exact releases the state as it is, memory included, without noise. It
+	// is never requested: the toolkit selects it when it has itself
+	// established that the state equals the counterfactual (oracle replay,
+	// a window replay whose window holds every deleted insert: [Wrap], the
+	// model store).
+	Exact
 )
 
-// String returns "reset", "rebuild" or "keep".
+// String returns "reset", "rebuild" or "exact".
 func (p MemoryPolicy) String() string {
 	switch p {
 	case Reset:
 		return "reset"
 	case Rebuild:
 		return "rebuild"
-	case Keep:
-		return "keep"
+	case Exact:
+		return "exact"
 	}
 	return fmt.Sprintf("MemoryPolicy(%d)", int(p))
 }
 
-// ParseMemoryPolicy is the inverse of String.
+// ParseMemoryPolicy is the inverse of String for "reset" and "rebuild",
+// the policies a caller may ask for. "keep" — releasing the un-noised
+// memory beside a noised w — is refused: with retained samples an adversary
+// may know, the kept pairs give back the un-noised w, and they carry the
+// deleted samples' own pairs (spec §7).
 func ParseMemoryPolicy(s string) (MemoryPolicy, error) {
-	for _, p := range []MemoryPolicy{Reset, Rebuild, Keep} {
-		if p.String() == s {
-			return p, nil
-		}
+	switch s {
+	case "reset":
+		return Reset, nil
+	case "rebuild":
+		return Rebuild, nil
+	case "exact":
+		return Exact, nil
+	case "keep":
+		return 0, specErr("MemoryPolicy", s, fmt.Errorf("%w: the un-noised memory is never released (it undoes the noise); use reset or rebuild", ErrSpec))
 	}
-	return 0, specErr("MemoryPolicy", s, fmt.Errorf("%w: want reset, rebuild or keep", ErrSpec))
+	return 0, specErr("MemoryPolicy", s, fmt.Errorf("%w: want reset or rebuild", ErrSpec))
 }
 
 // MarshalText implements encoding.TextMarshaler.
@@ -80,209 +90,215 @@ func (p *MemoryPolicy) UnmarshalText(b []byte) error {
 	return nil
 }
 
-func (p MemoryPolicy) valid() bool { return p >= Reset && p <= Keep }
+func (p MemoryPolicy) valid() bool { return p >= Reset && p <= Exact }
 
-// Coverage says which part of the state a certificate covers.
-type Coverage string
-
-const (
-	// CoversState: the whole optimizer state θ = (w, Z).
-	CoversState Coverage = "state"
-	// CoversParameters: the parameters w only.
-	CoversParameters Coverage = "parameters"
-)
-
-// coverage returns what the policy covers.
-func (p MemoryPolicy) coverage() Coverage {
-	if p == Keep {
-		return CoversParameters
-	}
-	return CoversState
-}
-
-// Given is a sensitivity α supplied directly, with where it came from.
+// Given is a sensitivity α a user supplies. The toolkit cannot check it,
+// so its provenance is always "assumed" and every certificate built on it
+// says in words that the guarantee is conditional on it.
 type Given struct {
-	// Alpha bounds ‖w̃ − w⁻‖₂, the distance of the unlearned parameters from
-	// the counterfactual ones, finite and ≥ 0. Required. α = 0 claims exact
-	// unlearning and adds no noise.
+	// Alpha is the claimed bound on ‖w̃ − w⁻‖₂, finite and > 0. Required.
 	Alpha float64 `json:"alpha"`
-	// Provenance says whether Alpha is proved, estimated or assumed.
-	// Required.
-	Provenance bound.Provenance `json:"provenance"`
 	// Method says how Alpha was obtained, for the certificate. Defaults to
 	// "given".
 	Method string `json:"method"`
 }
 
-// Spec specifies a certification: the privacy target, the sensitivity α
-// (given, or computed from a bound), the calibration and sampler of the
-// Gaussian noise, and what happens to the memory. The caller's Spec is
-// never modified; defaults are resolved into a private copy.
+// Deletion describes a deletion request in public terms for a sensitivity
+// the toolkit derives: when the deleted inserts were processed, which of
+// the toolkit's interventions produced the state, and how many steps it
+// replayed. Nothing in it depends on the deleted payloads.
+type Deletion struct {
+	// Ages are the deleted inserts' ages at t0, in update steps (0: the
+	// last step before t0; [AgesOf]). Distinct, ≥ 0. Their number is the
+	// deletion count.
+	Ages []int `json:"ages"`
+	// Horizon is the number of update steps after t0 that both the state
+	// and the counterfactual took on the same (retained) events: 0 for an
+	// intervention at t_del; the retained inserts of the window for a
+	// window replay that restored a checkpoint older than a deleted insert.
+	Horizon int `json:"horizon"`
+	// Intervention is the built-in operator that produced the state
+	// (unlearn.BuiltinOf). Its a-priori allowance is added to α.
+	Intervention unlearn.Builtin `json:"intervention"`
+	// Replayed is the number of inserts retain fine-tuning re-applied.
+	Replayed int `json:"replayed,omitempty"`
+}
+
+// Spec specifies a certified release: the privacy target, how α is
+// obtained, the calibration and sampler of the Gaussian noise, and what is
+// released of the memory. The caller's Spec is never modified.
+//
+// α is, by the fields set (spec §7):
+//   - Deletion: derived by the toolkit from the learner's configuration, the
+//     loss header and the request's public description, provenance
+//     "proved" ([DeriveProfile]; the recursion when the learner is guarded,
+//     capped by the diameter bound 2W');
+//   - neither Deletion nor Alpha: the diameter bound 2W' of the learner's
+//     radius, proved whatever produced the state;
+//   - Alpha: the user's α, provenance "assumed".
 type Spec struct {
 	// Epsilon is ε > 0. Required. The classic calibration requires ε < 1.
 	Epsilon float64
 	// Delta is δ ∈ (0, 1). Required.
 	Delta float64
-	// Beta is the probability β ∈ [0, 1) that the bound α fails. Defaults
-	// to 0 (a bound that holds under its assumptions, as every bound of
-	// package bound does). The release is then (ε, δ + β)-certified
-	// (docs/theory.md §9), and δ + β < 1 is required.
+	// Beta is the probability β ∈ [0, 1) that an assumed α fails; the
+	// release is then (ε, δ + β)-certified. Derived bounds hold with β = 0.
+	// Defaults to 0.
 	Beta float64
 
-	// Alpha gives α directly. Exactly one of Alpha and Scenario is
-	// required.
+	// Alpha gives an assumed α. At most one of Alpha and Deletion.
 	Alpha *Given
-	// Scenario computes α = Scenario.Bound().Alpha[Horizon] + Shift: the
-	// bound of Theorem "Bounded counterfactual state deviation" at the step
-	// t0 + Horizon, which must be the time of the state being certified
-	// (usually Horizon = 0, with the deletions' Ages counted up to the
-	// present). Exactly one of Alpha and Scenario is required.
-	Scenario *bound.Scenario
-	// Shift is the distance ‖w̃ − w‖₂ by which an intervention moved the
-	// parameters of the state the Scenario describes (the untouched
-	// learner, Start = bound.StartUntouched), ≥ 0 and finite. By the
-	// triangle inequality ‖w̃ − w⁻‖ ≤ ‖w − w⁻‖ + ‖w̃ − w‖ ≤ α_t + Shift, so
-	// every intervention is covered at the time it is applied; compute it
-	// with [ShiftOf] ([Wrap] does). Only with Scenario. Defaults to 0.
-	Shift float64
+	// Deletion describes the request for a derived α.
+	Deletion *Deletion
 
-	// Calibration selects how σ is computed from (α, ε, δ). Defaults to
-	// noise.Analytic (Balle & Wang 2018); noise.Classic is the paper's
-	// formula, valid for ε < 1 only.
+	// Calibration selects how σ is computed. Defaults to noise.Analytic.
 	Calibration noise.Calibration
-	// Sampler draws the noise. Defaults to the secure sampler,
-	// noise.NewSecureSampler(noise.SamplerOptions{}). Only a
-	// *noise.SecureSampler or a *noise.SeededSampler is accepted; the
-	// seeded one must be asked for explicitly, and every certificate that
-	// used it says "seeded" and that it is NOT for deployment.
+	// Sampler draws the noise. Defaults to the secure sampler. Only a
+	// *noise.SecureSampler or a *noise.SeededSampler (experiments, tests
+	// and audits only; every certificate then says so) is accepted.
 	Sampler noise.Sampler
 
-	// Memory says what happens to the curvature memory. Defaults to Reset.
+	// Memory is Reset (default) or Rebuild.
 	Memory MemoryPolicy
-	// Retained is the data a Rebuild replays: insert events whose ids are
-	// not deleted (e.g. the last τ retained inserts). Required (non-nil,
-	// possibly empty) with Rebuild, refused otherwise. ([Wrap] defaults it
-	// to the retained ones among the last τ inserts of each request's
-	// prefix.)
+	// Retained is the data a Rebuild replays: inserts of ids that are not
+	// deleted. Required (non-nil) with Rebuild, refused otherwise.
 	Retained []stream.Event
 
-	// Header is the stream header recorded with the state in its snapshot,
-	// used for the SHA-256 hashes of the states. Defaults to the header
-	// [HeaderOf] derives from the state's loss; set it to the header of the
-	// snapshot the state was read from (it may carry metadata) so that the
-	// hashes match that file.
+	// Header is the loss's stream header. Defaults to [HeaderOf] the
+	// state's loss. Its metadata is never released.
 	Header *stream.Header
-	// Intervention names the intervention that produced the state, for the
-	// certificate. Defaults to "unspecified" ([Wrap]: the operator's Name).
+	// Intervention names the intervention for the certificate. Defaults to
+	// Deletion.Intervention's kind, or "unspecified".
 	Intervention string
-	// Deletions is the number of deleted samples the certificate is for.
-	// With Scenario it defaults to len(Scenario.Ages) and must equal it if
-	// set; with Alpha it defaults to 0.
+	// Deletions is the number of deleted samples. With Deletion it defaults
+	// to len(Deletion.Ages) and must be at least that (a window replay's
+	// Ages name only the deletions older than its checkpoint).
 	Deletions int
 	// Toolkit is the toolkit version recorded. Defaults to
 	// "unlearn " + Version.
 	Toolkit string
 }
 
-// Sensitivity is the α of a certificate with everything it was computed
-// from, so that [Verify] can recompute it.
+// Sensitivity is the α of a certificate with what it was computed from,
+// so that [Verify] can recompute it from public inputs.
 type Sensitivity struct {
 	// Alpha is α, the L2 sensitivity the noise is calibrated to: a bound on
-	// ‖w̃ − w⁻‖₂.
+	// ‖w̃ − w⁻‖₂ (0 for an exact release).
 	Alpha float64 `json:"value"`
-	// Source is "given" (Spec.Alpha) or "bound" (Spec.Scenario).
+	// Source is "derived", "diameter", "exact" or "assumed".
 	Source string `json:"source"`
-	// Provenance is the weakest provenance of α's inputs.
+	// Provenance is "proved" unless Source is "assumed".
 	Provenance bound.Provenance `json:"provenance"`
-	// Method says how a given α was obtained ("given" source only).
+	// Method says how an assumed α was obtained, or why a release is exact.
 	Method string `json:"method,omitempty"`
-	// Bound holds the inputs of the bound ("bound" source only).
-	Bound *BoundInputs `json:"bound,omitempty"`
-	// BoundAlpha is the scenario's α at t0 + Horizon, before the shift
-	// ("bound" source only).
-	BoundAlpha float64 `json:"bound_alpha"`
-	// Shift is the intervention's parameter shift added to BoundAlpha.
-	Shift float64 `json:"shift"`
+	// Deletion holds the request's public description ("derived" only).
+	Deletion *Deletion `json:"deletion,omitempty"`
+	// Recursion is the bound of the recursion before the allowance and the
+	// cap ("derived" with a guarded learner; else 0).
+	Recursion float64 `json:"recursion"`
+	// Allowance is the intervention's a-priori allowance.
+	Allowance float64 `json:"allowance"`
+	// Diameter is 2W', the cap.
+	Diameter float64 `json:"diameter"`
 	// Metric names the distance α bounds.
 	Metric string `json:"metric"`
-	// Terms lists every quantity α rests on with its provenance and the
-	// paper's name for it.
+	// Terms lists every quantity α rests on with its provenance.
 	Terms []bound.Term `json:"terms"`
 }
 
-// BoundInputs are the inputs of a bound.Scenario, in JSON form.
-type BoundInputs struct {
-	// G, HMin, HMax, Eta, Tau and ConstantsSource are bound.Constants.
-	G               float64          `json:"G"`
-	HMin            float64          `json:"hmin"`
-	HMax            float64          `json:"hmax"`
-	Eta             float64          `json:"eta"`
-	Tau             int              `json:"tau"`
-	ConstantsSource bound.Provenance `json:"constants_source"`
-	// Contraction is ρ with its provenance and method.
-	Contraction bound.Contraction `json:"contraction"`
-	// Memory is the perturbation model.
-	Memory bound.MemoryModel `json:"memory_model"`
-	// LambdaZ is λ_Z (nil: the default 1).
-	LambdaZ *float64 `json:"lambda_z,omitempty"`
-	// Ages are the deletions' ages in update steps (their number is the
-	// deletion count).
-	Ages []int `json:"ages"`
-	// Horizon is the number of steps after t0 the state is at.
-	Horizon int `json:"horizon"`
-	// Start is "untouched" or "given".
-	Start string `json:"start"`
-	// Delta0 and Delta0Source are the given Δ_{t0} and its provenance
-	// (Start "given" only).
-	Delta0       float64 `json:"delta0,omitempty"`
-	Delta0Source string  `json:"delta0_source,omitempty"`
-}
+// MaxHorizon bounds Deletion.Horizon, Replayed and the number of ages
+// (2²⁰): the bound's series is computed step by step, and a certificate's
+// inputs must not make its verification allocate without limit.
+const MaxHorizon = 1 << 20
 
-// inputsOf records the scenario's inputs.
-func inputsOf(s bound.Scenario) *BoundInputs {
-	c := s.Constants
-	b := &BoundInputs{
-		G: c.G, HMin: c.HMin, HMax: c.HMax, Eta: c.Eta, Tau: c.Tau, ConstantsSource: c.Source,
-		Contraction: s.Contraction, Memory: s.Memory, Ages: slices.Clone(s.Ages), Horizon: s.Horizon,
-		Start: s.Start.String(),
-	}
-	if b.Ages == nil {
-		b.Ages = []int{}
-	}
-	if s.LambdaZ != nil {
-		b.LambdaZ = new(*s.LambdaZ)
-	}
-	if s.Start == bound.StartGiven {
-		b.Delta0, b.Delta0Source = s.Delta0, s.Delta0Source.String()
-	}
-	return b
-}
+const metricW = "parameter error ‖w̃ − w⁻‖₂ of the released w (after projection onto the learner's ball)"
 
-// Scenario rebuilds the bound.Scenario the inputs describe. Errors:
-// an unknown Start or Delta0Source (ErrSpec).
-func (b *BoundInputs) Scenario() (bound.Scenario, error) {
-	s := bound.Scenario{
-		Constants:   bound.Constants{G: b.G, HMin: b.HMin, HMax: b.HMax, Eta: b.Eta, Tau: b.Tau, Source: b.ConstantsSource},
-		Contraction: b.Contraction, Memory: b.Memory, Ages: slices.Clone(b.Ages), Horizon: b.Horizon,
+// sensitivity computes α from the spec's public inputs, the learner's
+// configuration and the loss header; exact is set only by the toolkit's
+// own replay paths.
+func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sensitivity, error) {
+	if exact != "" {
+		return Sensitivity{Alpha: 0, Source: "exact", Provenance: bound.Proved, Method: exact, Metric: metricW,
+			Terms: []bound.Term{{Name: "exact", Value: 0, Provenance: bound.Proved, Paper: "Theorem \"o-LBFGS Unlearning Certificate\": exact unlearning when α_t = 0; established by the toolkit: " + exact}}}, nil
 	}
-	if b.LambdaZ != nil {
-		s.LambdaZ = new(*b.LambdaZ)
-	}
-	switch b.Start {
-	case bound.StartUntouched.String():
-		s.Start = bound.StartUntouched
-	case bound.StartGiven.String():
-		p, err := bound.ParseProvenance(b.Delta0Source)
-		if err != nil {
-			return bound.Scenario{}, specErr("Scenario.Delta0Source", b.Delta0Source, ErrSpec)
+	if s.Alpha != nil {
+		if s.Deletion != nil {
+			return Sensitivity{}, specErr("Alpha", nil, fmt.Errorf("%w: give Alpha or Deletion, not both", ErrSpec))
 		}
-		s.Start, s.Delta0, s.Delta0Source = bound.StartGiven, b.Delta0, p
-	default:
-		return bound.Scenario{}, specErr("Scenario.Start", b.Start, ErrSpec)
+		g := *s.Alpha
+		if !finiteNonNeg(g.Alpha) || g.Alpha == 0 {
+			return Sensitivity{}, specErr("Alpha.Alpha", g.Alpha, fmt.Errorf("%w: an assumed α must be finite and > 0 (exactness is established by the toolkit, never given)", ErrValue))
+		}
+		m := g.Method
+		if m == "" {
+			m = "given"
+		}
+		return Sensitivity{Alpha: g.Alpha, Source: "assumed", Provenance: bound.Assumed, Method: m, Metric: "parameter error ‖w̃ − w⁻‖₂",
+			Terms: []bound.Term{{Name: "alpha (" + m + ")", Value: g.Alpha, Provenance: bound.Assumed,
+				Paper: "α_t(m, τ) of Theorem \"o-LBFGS Unlearning Certificate\", supplied by the user and not checked by the toolkit"}}}, nil
 	}
-	return s, nil
+	p, err := DeriveProfile(cfg, h)
+	if err != nil {
+		return Sensitivity{}, err
+	}
+	// The released w is projected onto the ball of radius W' before the
+	// noise; the float projection is within 4(d+8)u·W' of the exact one.
+	proj := upBy(4*float64(cfg.Dim+8)*unit*p.Radius, 2)
+	out := Sensitivity{Source: "diameter", Provenance: bound.Proved, Diameter: p.Diameter, Metric: metricW, Terms: slices.Clone(p.Terms)}
+	alpha := p.Diameter
+	if d := s.Deletion; d != nil {
+		out.Source = "derived"
+		dc := *d
+		dc.Ages = slices.Clone(d.Ages)
+		if dc.Ages == nil {
+			dc.Ages = []int{}
+		}
+		out.Deletion = &dc
+		var allowance float64
+		k := d.Intervention
+		switch k.Kind {
+		case unlearn.KindOracle:
+			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: exactness is established by the toolkit's own replay (Wrap, the model store), never on a caller's word", ErrNotCertifiable))
+		case unlearn.KindNoop, unlearn.KindPairDrop, unlearn.KindMemoryReset, unlearn.KindWindowReplay:
+		case unlearn.KindParamOnly:
+			allowance = float64(len(d.Ages))
+		case unlearn.KindRetainFT:
+			allowance = float64(d.Replayed)
+		case unlearn.KindDropRefill:
+			alpha = p.Radius // w̃ = 0 and ‖w⁻‖ ≤ W'
+		default:
+			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
+		}
+		if d.Replayed < 0 || d.Replayed > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Replayed", d.Replayed, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
+		}
+		if d.Horizon < 0 || d.Horizon > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Horizon", d.Horizon, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
+		}
+		if len(d.Ages) > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Ages", len(d.Ages), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
+		}
+		if p.Recursion && k.Kind != unlearn.KindDropRefill {
+			sc := bound.Scenario{Constants: p.Constants, Contraction: p.Contraction, Memory: bound.MemoryWorstCase,
+				Ages: dc.Ages, Horizon: d.Horizon, RoundOff: p.RoundOff}
+			res, err := sc.Bound()
+			if err != nil {
+				return Sensitivity{}, specErr(boundField(err), nil, err)
+			}
+			out.Recursion = res.Alpha[d.Horizon]
+			// Each step an intervention adds moves w by at most η·hMax·G
+			// (projection is non-expansive) plus its round-off.
+			step := upBy(p.Constants.StepTerm()+p.RoundOff, 2)
+			out.Allowance = upBy(allowance*step, 2)
+			alpha = min(alpha, upBy(out.Recursion+out.Allowance, 2))
+			out.Terms = append(out.Terms, res.Terms...)
+		} else if k.Kind != unlearn.KindDropRefill {
+			out.Terms = append(out.Terms, bound.Term{Name: "no recursion", Value: 0, Provenance: bound.Proved, Paper: p.Why})
+		}
+	}
+	out.Alpha = upBy(alpha+proj, 2)
+	return out, nil
 }
-
 func validProvenance(p bound.Provenance) bool {
 	return p == bound.Proved || p == bound.Estimated || p == bound.Assumed
 }
@@ -361,107 +377,72 @@ func guarantee(eps, delta, beta float64) Guarantee {
 	return Guarantee{Epsilon: eps, Delta: d}
 }
 
-// Sensitivity computes α from the spec without touching any state: the
-// given α, or Scenario.Bound().Alpha[Horizon] + Shift rounded up, with its
-// inputs and provenance. Errors: a *SpecError naming the field — no
-// sensitivity or both (ErrSpec), a bad given α or shift (ErrValue), a
-// provenance that is not set (ErrSpec), or the *bound.ArgError of the
-// scenario (ErrRho, ErrValue, …).
-func (s Spec) Sensitivity() (Sensitivity, error) {
-	switch {
-	case s.Alpha == nil && s.Scenario == nil:
-		return Sensitivity{}, specErr("Alpha", nil, fmt.Errorf("%w: give Alpha or Scenario", ErrSpec))
-	case s.Alpha != nil && s.Scenario != nil:
-		return Sensitivity{}, specErr("Alpha", nil, fmt.Errorf("%w: give Alpha or Scenario, not both", ErrSpec))
-	case s.Alpha != nil:
-		g := *s.Alpha
-		if !finiteNonNeg(g.Alpha) {
-			return Sensitivity{}, specErr("Alpha.Alpha", g.Alpha, ErrValue)
-		}
-		if !validProvenance(g.Provenance) {
-			return Sensitivity{}, specErr("Alpha.Provenance", g.Provenance, fmt.Errorf("%w: say whether α is proved, estimated or assumed", ErrSpec))
-		}
-		if s.Shift != 0 {
-			return Sensitivity{}, specErr("Shift", s.Shift, fmt.Errorf("%w: a shift applies to a Scenario only", ErrSpec))
-		}
-		m := g.Method
-		if m == "" {
-			m = "given"
-		}
-		return Sensitivity{
-			Alpha: g.Alpha, Source: "given", Provenance: g.Provenance, Method: m,
-			Metric: "parameter error ‖w̃ − w⁻‖₂",
-			Terms:  []bound.Term{{Name: "alpha (" + m + ")", Value: g.Alpha, Provenance: g.Provenance, Paper: "α_t(m, τ) of Theorem \"o-LBFGS Unlearning Certificate\""}},
-		}, nil
-	}
-	if !finiteNonNeg(s.Shift) {
-		return Sensitivity{}, specErr("Shift", s.Shift, ErrValue)
-	}
-	sc := *s.Scenario
-	sc.Ages = slices.Clone(sc.Ages)
-	res, err := sc.Bound()
-	if err != nil {
-		return Sensitivity{}, specErr(boundField(err), nil, err)
-	}
-	a := res.Alpha[sc.Horizon]
-	alpha := a
-	terms := res.Terms
-	if s.Shift > 0 {
-		alpha = roundUp(a + s.Shift)
-		if math.IsInf(alpha, 0) {
-			return Sensitivity{}, specErr("Shift", s.Shift, ErrValue)
-		}
-		terms = append(terms, bound.Term{Name: "shift ‖w̃ − w‖₂ of the intervention", Value: s.Shift, Provenance: bound.Proved,
-			Paper: "Δ_{t0} of Theorem \"Bounded counterfactual state deviation\" after an intervention: ‖w̃ − w⁻‖ ≤ ‖w − w⁻‖ + ‖w̃ − w‖ (triangle inequality)"})
-	}
-	return Sensitivity{
-		Alpha: alpha, Source: "bound", Provenance: res.Provenance, Bound: inputsOf(sc),
-		BoundAlpha: a, Shift: s.Shift, Metric: res.Metric, Terms: terms,
-	}, nil
-}
-
-// resolved is a validated Spec with its defaults filled in.
+// resolved is a validated Spec with its defaults filled in, for one state.
 type resolved struct {
 	Spec
+	header  stream.Header
 	sens    Sensitivity
-	gauss   *noise.Gaussian // the mechanism, σ computed once for (α, ε, δ)
+	gauss   *noise.Gaussian // nil for an exact release
 	sampler string
 }
 
-// resolve validates everything in the spec that does not depend on the
-// state and computes α and σ.
-func (s Spec) resolve() (*resolved, error) {
+// resolve validates the spec against the state's configuration and loss
+// and computes α and σ from public inputs only. exact is the toolkit's own
+// reason for an exact release ("" otherwise).
+func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	if err := checkPrivacy(s.Epsilon, s.Delta, s.Beta); err != nil {
 		return nil, err
 	}
-	sens, err := s.Sensitivity()
+	r := &resolved{Spec: s}
+	if s.Header != nil {
+		r.header = *s.Header
+	} else {
+		h, err := HeaderOf(state.Loss())
+		if err != nil {
+			return nil, err
+		}
+		r.header = h
+	}
+	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim {
+		return nil, specErr("Header", nil, fmt.Errorf("%w: the header (kind %q, d = %d) does not describe the state's loss", ErrSpec, r.header.Kind, r.header.D))
+	}
+	if s.Beta > 0 && s.Alpha == nil {
+		return nil, specErr("Beta", s.Beta, fmt.Errorf("%w: a derived bound holds with β = 0; β is for an assumed α only", ErrBeta))
+	}
+	sens, err := sensitivity(&r.Spec, state.Config(), r.header, exact)
 	if err != nil {
 		return nil, err
 	}
-	alphaField := "Alpha.Alpha"
-	if s.Scenario != nil {
-		alphaField = "Scenario"
-	}
-	// NewGaussian computes σ with noise.Sigma (same errors) and defaults a
-	// nil Sampler to the secure one.
-	g, err := noise.NewGaussian(noise.GaussianOptions{
-		Alpha: sens.Alpha, Epsilon: s.Epsilon, Delta: s.Delta, Calibration: s.Calibration, Sampler: s.Sampler,
-	})
-	if err != nil {
-		return nil, specErr(noiseField(err, alphaField), nil, err)
-	}
-	r := &resolved{Spec: s, sens: sens, gauss: g}
-	r.Sampler = g.Options().Sampler
-	switch r.Sampler.(type) {
-	case *noise.SecureSampler:
-		r.sampler = noise.NameSecure
-	case *noise.SeededSampler:
-		r.sampler = noise.NameSeeded
-	default:
-		return nil, specErr("Sampler", fmt.Sprintf("%T", r.Sampler), fmt.Errorf("%w: use noise.NewSecureSampler (deployment) or noise.NewSeededSampler (experiments only)", ErrSampler))
-	}
-	if !r.Memory.valid() {
-		return nil, specErr("Memory", int(r.Memory), ErrSpec)
+	r.sens = sens
+	if exact != "" {
+		r.Memory = Exact
+		r.sampler = "none"
+	} else {
+		g, err := noise.NewGaussian(noise.GaussianOptions{
+			Alpha: sens.Alpha, Epsilon: s.Epsilon, Delta: s.Delta, Calibration: s.Calibration, Sampler: s.Sampler,
+		})
+		if err != nil {
+			return nil, specErr(noiseField(err, "Alpha.Alpha"), nil, err)
+		}
+		r.gauss = g
+		r.Sampler = g.Options().Sampler
+		switch r.Sampler.(type) {
+		case *noise.SecureSampler:
+			r.sampler = noise.NameSecure
+		case *noise.SeededSampler:
+			r.sampler = noise.NameSeeded
+		default:
+			return nil, specErr("Sampler", fmt.Sprintf("%T", r.Sampler), fmt.Errorf("%w: use noise.NewSecureSampler (deployment) or noise.NewSeededSampler (experiments only)", ErrSampler))
+		}
+		if s.Memory == Exact || !s.Memory.valid() {
+			return nil, specErr("Memory", s.Memory.String(), fmt.Errorf("%w: ask for reset or rebuild; an exact release is established by the toolkit", ErrSpec))
+		}
+		// σ must dominate the resolution of the released w (a public
+		// scale: the radius), so that the release never equals the
+		// un-noised state.
+		if rad := state.Config().RadiusBound(); !math.IsInf(rad, 0) && g.Sigma() < resolution*rad {
+			return nil, specErr("Epsilon", s.Epsilon, fmt.Errorf("%w: σ = %g < 2⁻³⁰·W' = %g", ErrResolution, g.Sigma(), resolution*rad))
+		}
 	}
 	switch {
 	case r.Memory == Rebuild && r.Retained == nil:
@@ -469,11 +450,14 @@ func (s Spec) resolve() (*resolved, error) {
 	case r.Memory != Rebuild && r.Retained != nil:
 		return nil, specErr("Retained", nil, fmt.Errorf("%w: retained data is used by the Rebuild policy only", ErrSpec))
 	}
-	if s.Scenario != nil {
+	if s.Deletion != nil {
 		if r.Deletions == 0 {
-			r.Deletions = len(s.Scenario.Ages)
-		} else if r.Deletions != len(s.Scenario.Ages) {
-			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the scenario has %d ages", ErrSpec, len(s.Scenario.Ages)))
+			r.Deletions = len(s.Deletion.Ages)
+		} else if r.Deletions < len(s.Deletion.Ages) {
+			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the deletion has %d ages", ErrSpec, len(s.Deletion.Ages)))
+		}
+		if r.Intervention == "" {
+			r.Intervention = s.Deletion.Intervention.Kind
 		}
 	}
 	if r.Deletions < 0 {
@@ -488,6 +472,10 @@ func (s Spec) resolve() (*resolved, error) {
 	r.Retained = slices.Clone(r.Retained)
 	return r, nil
 }
+
+// resolution is the smallest σ/W' accepted: below it the noise could
+// vanish in the rounding of the released coordinates.
+const resolution = 0x1p-30
 
 // HeaderOf returns a stream header describing loss (format, kind, d, and
 // H0, H1 or λ), without metadata. Errors: a loss of neither SPEC kind
@@ -511,48 +499,30 @@ func statement(c *Certificate) (string, []string) {
 	g := c.Guarantee
 	fmt.Fprintf(&b, "(ε, δ) = (%v, %v)-certified unlearning", g.Epsilon, g.Delta)
 	if c.Beta > 0 {
-		fmt.Fprintf(&b, " (δ = %v plus the bound's failure probability β = %v)", c.Delta, c.Beta)
+		fmt.Fprintf(&b, " (δ = %v plus the failure probability β = %v of the assumed α)", c.Delta, c.Beta)
 	}
-	fmt.Fprintf(&b, " of %s after %d deletion(s) by intervention %q. ", c.Covers, c.Deletions, c.Intervention)
+	fmt.Fprintf(&b, " of the released state (w, Z) after %d deletion(s) by intervention %q. ", c.Deletions, c.Intervention)
 	switch c.Memory {
 	case Reset:
-		b.WriteString("The parameters w carry Gaussian noise N(0, σ²I) calibrated to the L2 sensitivity α; the memory Z was reset to ∅, so the whole state (w, Z) is covered. ")
+		b.WriteString("w carries Gaussian noise N(0, σ²I) calibrated to the L2 sensitivity α; the memory was released empty. ")
 	case Rebuild:
-		n := 0
-		if c.Retained != nil {
-			n = len(c.Retained.IDs)
-		}
-		fmt.Fprintf(&b, "The parameters w carry Gaussian noise N(0, σ²I) calibrated to the L2 sensitivity α; the memory Z was rebuilt from the noised w by replaying %d retained insert(s) that exclude every deleted sample (post-processing), so the whole state (w, Z) is covered. ", n)
-	case Keep:
-		b.WriteString("Only the parameters w are covered: they carry Gaussian noise calibrated to α, but the memory Z was KEPT as it was and is NOT covered; it may still carry information about the deleted samples. ")
-		warnings = append(warnings, "memory kept: only the parameters are covered, not the curvature memory")
+		fmt.Fprintf(&b, "w carries Gaussian noise N(0, σ²I) calibrated to the L2 sensitivity α; the memory was rebuilt from the noised w by replaying %d retained insert(s) (post-processing). ", c.Retained)
+	case Exact:
+		fmt.Fprintf(&b, "The state equals the deletion-edited counterfactual bit for bit (%s), so it is released without noise, memory included. ", c.Sensitivity.Method)
 	}
-	if c.Exact {
-		b.WriteString("α = 0 (exact unlearning, Theorem \"o-LBFGS Unlearning Certificate\"): no noise was added. ")
-	}
-	switch c.Sensitivity.Provenance {
-	case bound.Proved:
-		b.WriteString("α is proved from the assumptions its terms list (docs/theory.md). ")
-	case bound.Estimated, bound.Assumed:
-		p := c.Sensitivity.Provenance
-		var names []string
-		for _, t := range c.Sensitivity.Terms {
-			if t.Provenance == p {
-				names = append(names, t.Name)
-			}
-		}
-		what := map[bound.Provenance]string{bound.Estimated: "ESTIMATED (measured from data, no guarantee beyond the data)",
-			bound.Assumed: "ASSUMED (taken without proof or measurement)"}[p]
-		fmt.Fprintf(&b, "α rests on %s quantities: %s; the certificate is only as good as them. ", what, strings.Join(names, "; "))
-		warnings = append(warnings, fmt.Sprintf("α is %s, not proved: %s", p, strings.Join(names, "; ")))
+	switch c.Sensitivity.Source {
+	case "derived":
+		b.WriteString("α is proved by the toolkit from the learner's enforced configuration (radius, sample bound, pair guard), the loss header and the public description of the request (docs/theory.md). ")
+	case "diameter":
+		b.WriteString("α is the diameter 2W' of the ball every state of the learner lies in, proved whatever produced the state. ")
+	case "assumed":
+		fmt.Fprintf(&b, "α = %v was SUPPLIED BY THE USER (%s) and is ASSUMED, not proved: the guarantee holds only if ‖w̃ − w⁻‖ ≤ α for every deletion set this certificate speaks of. ", c.Sensitivity.Alpha, c.Sensitivity.Method)
+		warnings = append(warnings, "α is assumed, not proved: the guarantee is conditional on it")
 	}
 	if c.Sampler == noise.NameSeeded {
 		b.WriteString("The noise came from the SEEDED sampler: it is reproducible from its seed, and this release is NOT for deployment (experiments and tests only). ")
 		warnings = append(warnings, "seeded sampler: NOT for deployment")
 	}
-	b.WriteString("Not covered: the snapshot's bookkeeping (event and skip counters, deleted ids, configuration, stream header).")
-	if c.Redacted {
-		warnings = append(warnings, "redacted: the hash of the state before the noise was removed, so it cannot be checked")
-	}
+	b.WriteString("The release holds the configuration, the loss header, w and the memory only: no counters, ids or hashes of un-noised data.")
 	return b.String(), warnings
 }

@@ -4,20 +4,15 @@ import (
 	"fmt"
 	"sync"
 
-	"unlearn/bound"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
 )
 
-// Certified is an intervention followed by certification: an
-// unlearn.Operator whose every result is a certified release. Create it
-// with [Wrap]. It is safe for concurrent use if the wrapped operator is.
-//
-// Use [Certified.ApplyCertified] to get each result's certificate; Apply
-// (the unlearn.Operator method, for code that runs any operator, such as
-// unlearn.Run or a benchmark) keeps the certificate of its latest call for
-// [Certified.Last].
+// Certified is an intervention followed by a certified release: an
+// unlearn.Operator whose every result is released through [Certify]'s
+// mechanism with a sensitivity the toolkit derives for each request. Create
+// it with [Wrap]. It is safe for concurrent use if the wrapped operator is.
 type Certified struct {
 	op   unlearn.Operator
 	spec Spec
@@ -26,46 +21,31 @@ type Certified struct {
 	last *Certificate
 }
 
-// Wrap returns op as a certified intervention: Apply runs op (through
-// unlearn.Run, which checks its contract) and certifies its output with
-// [Certify], naming op in the certificate. spec is as for Certify, with
-// these per-request settings:
+// Wrap returns op as a certified intervention. spec is as for [Certify]
+// without Alpha and Deletion, which Wrap derives per request:
 //
-//   - Scenario: its Ages are set from each request (the deleted inserts'
-//     ages in the prefix, [AgesOf]) and Deletions to |U|. With
-//     Start = bound.StartUntouched the scenario bounds the untouched
-//     learner, and Shift is set to ‖w̃ − w‖₂ between op's output and the
-//     actual state ([ShiftOf]): α = α_{t_del} + Shift bounds the deviation
-//     of ANY intervention's parameters (triangle inequality). With
-//     Start = bound.StartGiven the caller's Δ₀ is used as is (e.g. 0, with
-//     its provenance, for an intervention known to be exact). Horizon must
-//     be 0: the state is certified at t_del.
-//   - Alpha: used as given; Deletions defaults to |U|.
-//   - Intervention defaults to op.Name().
-//   - Retained (Rebuild only) defaults, when nil, to the retained ones
-//     among the last τ inserts of the prefix (as retain fine-tuning).
-//   - Header defaults to [HeaderOf] the output's loss.
+//   - Exactness is established here, never taken from the caller: oracle
+//     replay (the toolkit's own operator, recognized by unlearn.BuiltinOf)
+//     replays the deletion-edited prefix, and a window replay whose window,
+//     checked against the request's prefix, holds every deleted insert
+//     restores a checkpoint older than all of them and replays the edited
+//     window; both give the counterfactual bit for bit, and the release is
+//     exact (α = 0, no noise, memory included).
+//   - Any other built-in operator gets the derived α of its [Deletion]: the
+//     deleted inserts' ages in the prefix ([AgesOf]), the operator's
+//     allowance, and for a window replay that cannot be exact the ages at
+//     its checkpoint and the retained steps it replays.
+//   - An operator of another package gets the diameter bound 2W' (its
+//     behaviour is unknown; the release projects onto the learner's ball).
 //
-// Errors: the spec's, as a *SpecError (checked here, before any request).
+// Errors: the spec's, as a *SpecError (checked on the first request, which
+// brings the learner's configuration).
 func Wrap(op unlearn.Operator, spec Spec) (*Certified, error) {
 	if op == nil {
 		panic("certify: Wrap: nil operator")
 	}
-	probe := spec
-	if spec.Scenario != nil {
-		if spec.Scenario.Horizon != 0 {
-			return nil, specErr("Scenario.Horizon", spec.Scenario.Horizon, fmt.Errorf("%w: Wrap certifies the state at t_del (Horizon 0)", ErrSpec))
-		}
-		sc := *spec.Scenario
-		sc.Ages = nil
-		probe.Scenario = &sc
-	}
-	if probe.Memory == Rebuild && probe.Retained == nil {
-		probe.Retained = []stream.Event{}
-	}
-	probe.Deletions = 0
-	if _, err := probe.resolve(); err != nil {
-		return nil, err
+	if spec.Alpha != nil || spec.Deletion != nil {
+		return nil, specErr("Alpha", nil, fmt.Errorf("%w: Wrap derives α for each request; leave Alpha and Deletion unset", ErrSpec))
 	}
 	return &Certified{op: op, spec: spec}, nil
 }
@@ -79,13 +59,19 @@ func (c *Certified) Label() string { return c.op.Label() + " (certified)" }
 // Unwrap returns the wrapped operator.
 func (c *Certified) Unwrap() unlearn.Operator { return c.op }
 
-// Apply implements unlearn.Operator: [Certified.ApplyCertified] without
-// the certificate, which [Certified.Last] then returns.
+// Apply implements unlearn.Operator: [Certified.ApplyCertified], returning
+// the released state as a learner (its w and memory; no history); the
+// certificate is kept for [Certified.Last].
 func (c *Certified) Apply(req unlearn.Request) (*olbfgs.Learner, unlearn.Cost, error) {
-	l, cert, cost, err := c.ApplyCertified(req)
+	rel, cert, cost, err := c.ApplyCertified(req)
 	if err != nil {
 		return nil, cost, err
 	}
+	l, err := rel.Learner()
+	if err != nil {
+		return nil, cost, err
+	}
+	l.MarkDeleted(req.U.Sorted()...)
 	c.mu.Lock()
 	c.last = cert
 	c.mu.Unlock()
@@ -99,32 +85,34 @@ func (c *Certified) Last() *Certificate {
 	return c.last
 }
 
-// ApplyCertified runs the wrapped operator on req and certifies its output:
-// it returns the released state, its certificate and the operator's cost
-// (plus the replay of a memory rebuild: its events and two gradient
-// evaluations per insert).
-func (c *Certified) ApplyCertified(req unlearn.Request) (*olbfgs.Learner, *Certificate, unlearn.Cost, error) {
+// ApplyCertified runs the wrapped operator on req and releases its output:
+// it returns the release, its certificate and the operator's cost (plus
+// the replay of a memory rebuild).
+func (c *Certified) ApplyCertified(req unlearn.Request) (*Release, *Certificate, unlearn.Cost, error) {
 	out, cost, err := unlearn.Run(c.op, req)
 	if err != nil {
 		return nil, nil, cost, err
 	}
 	s := c.spec
 	s.Deletions = len(req.U)
-	if s.Scenario != nil {
-		sc := *s.Scenario
-		sc.Ages = AgesOf(req.Prefix, req.U)
-		if sc.Start == bound.StartUntouched {
-			s.Shift = ShiftOf(req.Actual, out)
-		}
-		s.Scenario = &sc
-	}
 	if s.Intervention == "" {
 		s.Intervention = c.op.Name()
 	}
-	if s.Memory == Rebuild && s.Retained == nil {
+	exact := ""
+	if b, ok := unlearn.BuiltinOf(c.op); ok {
+		del, why := deletionOf(b, req)
+		if why != "" {
+			exact = why
+		} else {
+			s.Deletion = del
+		}
+	}
+	if exact != "" {
+		s.Memory, s.Retained = Reset, nil // the exact state is released as it is
+	} else if s.Memory == Rebuild && s.Retained == nil {
 		s.Retained = lastRetained(req.Prefix, req.U, out.Config().Memory)
 	}
-	r, err := s.resolve()
+	r, err := s.resolve(out, exact)
 	if err != nil {
 		return nil, nil, cost, err
 	}
@@ -132,15 +120,54 @@ func (c *Certified) ApplyCertified(req unlearn.Request) (*olbfgs.Learner, *Certi
 	if err != nil {
 		return nil, nil, cost, err
 	}
-	if s.Memory == Rebuild {
-		cost.EventsReplayed += len(s.Retained)
-		cost.GradEvals += 2 * len(s.Retained)
+	if r.Memory == Rebuild {
+		cost.EventsReplayed += len(r.Retained)
+		cost.GradEvals += 2 * len(r.Retained)
 	}
 	return rel, cert, cost, nil
 }
 
+// deletionOf describes the request for a built-in operator, or returns why
+// its result is exactly the counterfactual.
+func deletionOf(b unlearn.Builtin, req unlearn.Request) (*Deletion, string) {
+	ages := AgesOf(req.Prefix, req.U)
+	switch b.Kind {
+	case unlearn.KindOracle:
+		return nil, "oracle replay of the deletion-edited prefix"
+	case unlearn.KindWindowReplay:
+		from := max(0, len(req.Prefix)-b.Window)
+		if firstDeleted(req.Prefix, req.U) >= from {
+			return nil, fmt.Sprintf("window replay over %d events from a checkpoint older than every deleted insert", b.Window)
+		}
+		// The checkpoint carries the older deletions: both trajectories then
+		// take the window's retained inserts.
+		horizon := 0
+		for _, e := range req.Prefix[from:] {
+			if e.Op == stream.Insert && !req.U.Has(e.ID) {
+				horizon++
+			}
+		}
+		return &Deletion{Ages: AgesOf(req.Prefix[:from], req.U), Horizon: horizon, Intervention: b}, ""
+	case unlearn.KindRetainFT:
+		n := len(lastRetained(req.Prefix, req.U, req.Actual.Config().Memory))
+		return &Deletion{Ages: ages, Intervention: b, Replayed: n}, ""
+	}
+	return &Deletion{Ages: ages, Intervention: b}, ""
+}
+
+// firstDeleted returns the index in prefix of the first insert of an id in
+// u (len(prefix) if none).
+func firstDeleted(prefix []stream.Event, u stream.IDSet) int {
+	for i, e := range prefix {
+		if e.Op == stream.Insert && u.Has(e.ID) {
+			return i
+		}
+	}
+	return len(prefix)
+}
+
 // lastRetained returns the inserts among the last tau inserts of prefix
-// whose ids are not in u, in stream order (SPEC §8, retain fine-tuning).
+// whose ids are not in u, in stream order (spec §8, retain fine-tuning).
 func lastRetained(prefix []stream.Event, u stream.IDSet, tau int) []stream.Event {
 	return stream.Counterfactual(stream.LastInserts(prefix, tau), u)
 }

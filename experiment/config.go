@@ -99,8 +99,12 @@ func (s StreamSpec) validate() error {
 		return configErr("Stream.Kind", s.Kind, `must be "quadratic" or "logistic"`)
 	case s.D < 2:
 		return configErr("Stream.D", s.D, "must be at least 2")
+	case s.D > stream.MaxGeneratedDim:
+		return configErr("Stream.D", s.D, fmt.Sprintf("must be at most %d (the generators' limit, stream.MaxGeneratedDim)", stream.MaxGeneratedDim))
 	case s.T < 1:
 		return configErr("Stream.T", s.T, "must be at least 1")
+	case s.T > stream.MaxGeneratedValues/(s.D+6):
+		return configErr("Stream.T", s.T, fmt.Sprintf("must be at most %d at d = %d (T·(d+6) ≤ stream.MaxGeneratedValues = 2^28)", stream.MaxGeneratedValues/(s.D+6), s.D))
 	case !(s.Kappa >= 1) || math.IsInf(s.Kappa, 0):
 		return configErr("Stream.Kappa", s.Kappa, "must be finite and at least 1")
 	case !(s.FeatureScale >= 0) || math.IsInf(s.FeatureScale, 0):
@@ -275,13 +279,19 @@ func (c Config) resolve(T int) Config {
 // validate checks a resolved configuration against a stream of T events of
 // dimension d. It names the first offending field.
 func (c Config) validate(T, d int) error {
+	// Every comparison is written so that no sum of user input can
+	// overflow: t_del + H ≤ T is tested as H ≤ T − t_del with 1 ≤ t_del < T.
 	switch {
+	case T < 2:
+		return fmt.Errorf("%w: the stream has %d event(s); a run needs at least 2 (a prefix to train on and one future event)", ErrConfig, T)
 	case c.TDel < 1:
 		return configErr("TDel", c.TDel, "must be at least 1")
+	case c.TDel >= T:
+		return configErr("TDel", c.TDel, fmt.Sprintf("must be less than T = %d, the number of events of the stream (SPEC §8: t_del + H ≤ T, H ≥ 1)", T))
 	case c.Horizon < 1:
 		return configErr("Horizon", c.Horizon, "must be at least 1")
-	case c.TDel+c.Horizon > T:
-		return configErr("Horizon", c.Horizon, fmt.Sprintf("t_del + H = %d exceeds the %d events of the stream (SPEC §8: t_del + H ≤ T)", c.TDel+c.Horizon, T))
+	case c.Horizon > T-c.TDel:
+		return configErr("Horizon", c.Horizon, fmt.Sprintf("must be at most T − t_del = %d − %d = %d (SPEC §8: t_del + H ≤ T)", T, c.TDel, T-c.TDel))
 	case c.Tau < 1:
 		return configErr("Tau", c.Tau, "must be at least 1")
 	case !(c.Eta > 0) || math.IsInf(c.Eta, 0):
@@ -292,24 +302,29 @@ func (c Config) validate(T, d int) error {
 		return configErr("Count", c.Count, "must be at least 1")
 	case c.Probes < 1:
 		return configErr("Probes", c.Probes, "must be at least 1")
-	case len(c.ProbeVectors) == 0 && c.Probes > align.MaxProbeFloats/max(d, 1):
-		return configErr("Probes", c.Probes, fmt.Sprintf("must be at most %d at d = %d (m_q·d ≤ align.MaxProbeFloats = 2^26)", align.MaxProbeFloats/max(d, 1), d))
 	case !(*c.LambdaZ >= 0) || math.IsInf(*c.LambdaZ, 0):
 		return configErr("LambdaZ", *c.LambdaZ, "must be non-negative and finite")
 	}
-	if len(c.ProbeVectors) > 0 {
-		if err := align.CheckProbes(c.ProbeVectors, d); err != nil {
-			return configErr("ProbeVectors", len(c.ProbeVectors), err.Error())
-		}
-	}
 	// The learners' size limit (olbfgs.MaxStateFloats), named by this
-	// configuration's field.
+	// configuration's field, before the probes' limit, which a huge d
+	// would otherwise blame on m_q.
 	if err := c.learnerConfig(d).Validate(); err != nil {
 		var ce *olbfgs.ConfigError
 		if errors.As(err, &ce) && ce.Field == "Memory" {
 			return configErr("Tau", c.Tau, ce.Want)
 		}
 		return fmt.Errorf("%w: %w", ErrConfig, err)
+	}
+	if len(c.ProbeVectors) == 0 && c.Probes > align.MaxProbeFloats/max(d, 1) {
+		if d > align.MaxProbeFloats {
+			return fmt.Errorf("%w: d = %d exceeds the probes' limit align.MaxProbeFloats = 2^26 even for m_q = 1", ErrConfig, d)
+		}
+		return configErr("Probes", c.Probes, fmt.Sprintf("must be at most %d at d = %d (m_q·d ≤ align.MaxProbeFloats = 2^26)", align.MaxProbeFloats/max(d, 1), d))
+	}
+	if len(c.ProbeVectors) > 0 {
+		if err := align.CheckProbes(c.ProbeVectors, d); err != nil {
+			return configErr("ProbeVectors", len(c.ProbeVectors), err.Error())
+		}
 	}
 	return nil
 }

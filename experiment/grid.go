@@ -194,6 +194,9 @@ func ParseShard(s string) (Shard, error) {
 		return Shard{}, fmt.Errorf("%w: %q: k and n must be integers", ErrShard, s)
 	}
 	sh := Shard{K: k, N: n}
+	if n < 1 { // "0/0" must not read as the zero Shard, "no sharding"
+		return Shard{}, fmt.Errorf("%w: %q: n must be at least 1", ErrShard, s)
+	}
 	if err := sh.Validate(); err != nil {
 		return Shard{}, err
 	}

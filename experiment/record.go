@@ -85,6 +85,11 @@ type Source struct {
 	// hex digest, for runs on a file.
 	File   string `json:"file,omitempty"`
 	SHA256 string `json:"sha256,omitempty"`
+	// Seed is the generator seed recorded in the stream file's header
+	// (its "seed" metadata field, written by the generators of package
+	// stream and by "unlearn gen"), or nil when the header has none or
+	// the stream was generated (see Generated.Seed).
+	Seed *uint64 `json:"seed,omitempty"`
 	// Kind, D and T describe the stream.
 	Kind string `json:"kind"`
 	D    int    `json:"d"`

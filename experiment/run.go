@@ -53,6 +53,11 @@ type Options struct {
 	// Progress, if not nil, is called after each configuration completes
 	// with the number done and the total; calls are serialized.
 	Progress func(done, total int)
+	// StepProgress, if not nil, is called by Run and RunHistory (not
+	// RunGrid) during the propagation of one configuration, every 256
+	// post-deletion steps and after the last, with the steps done k and
+	// the horizon H; it runs on the caller's goroutine and must be quick.
+	StepProgress func(k, horizon int)
 }
 
 func (o Options) operators(experiment string, tau int) []unlearn.Operator {
@@ -80,6 +85,10 @@ func StreamFile(path string) (*stream.History, Source, error) {
 	}
 	src := Source{File: path, SHA256: hex.EncodeToString(sum.Sum(nil)),
 		Kind: string(h.Header.Kind), D: h.Header.D, T: len(h.Events)}
+	var seed uint64
+	if ok, err := h.Header.MetaValue("seed", &seed); ok && err == nil {
+		src.Seed = &seed // a seed that is not a uint64 is some other tool's: not recorded
+	}
 	return h, src, nil
 }
 
@@ -203,6 +212,7 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 				src := Source{Generated: &spec, Kind: string(spec.Kind), D: spec.D, T: spec.T}
 				o := opt
 				o.KeepSeries = opt.KeepSeries || slices.Contains(opt.KeepSeriesOf, i)
+				o.StepProgress = nil // workers run concurrently; Progress counts configurations
 				rec, err := ws.run(ctx, h, src, c, g.Experiment, o)
 				if err != nil {
 					return fmt.Errorf("configuration %d (%s): %w", i, c.ID(), err)
@@ -340,8 +350,13 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 					}
 				}
 			}
-			if k%256 == 0 && ctx.Err() != nil {
-				return nil, ctx.Err()
+			if k%256 == 0 {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				if opt.StepProgress != nil {
+					opt.StepProgress(k, c.Horizon)
+				}
 			}
 		}
 		var z *stream.Sample
@@ -349,6 +364,9 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 			z = &h.Events[next[k]].Sample
 		}
 		ws.meter.measure(ref, states, z)
+	}
+	if opt.StepProgress != nil {
+		opt.StepProgress(c.Horizon, c.Horizon)
 	}
 	ws.meter.checkSeries(len(states), c.Horizon+1)
 	for i := range rec.Methods {

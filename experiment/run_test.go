@@ -138,6 +138,15 @@ func TestConfigValidate(t *testing.T) {
 		{"experiment 1", func(c *Config) { *c = Experiment1() }, ""},
 		{"horizon beyond T", func(c *Config) { c.Horizon = 4501 }, "Horizon"},
 		{"negative t_del", func(c *Config) { c.TDel = -1 }, "TDel"},
+		// Issue 14: t_del beyond T was blamed on the (defaulted) horizon,
+		// and t_del + H overflowed int before the range check.
+		{"t_del beyond T, horizon defaulted", func(c *Config) { c.TDel, c.Horizon = 5800, 0 }, "TDel"},
+		{"t_del = T", func(c *Config) { c.TDel, c.Horizon = Exp2T, 0 }, "TDel"},
+		{"horizon at the integer limit", func(c *Config) { c.Horizon = math.MaxInt }, "Horizon"},
+		{"t_del at the integer limit", func(c *Config) { c.TDel, c.Horizon = math.MaxInt, 1 }, "TDel"},
+		{"both at the integer limit", func(c *Config) { c.TDel, c.Horizon = math.MaxInt, math.MaxInt }, "TDel"},
+		{"d beyond the generators", func(c *Config) { c.Stream.D = 3_000_000 }, "Stream.D"},
+		{"T beyond the generators", func(c *Config) { c.Stream.T = math.MaxInt }, "Stream.T"},
 		{"tau", func(c *Config) { c.Tau = -2 }, "Tau"},
 		{"eta", func(c *Config) { c.Eta = math.Inf(1) }, "Eta"},
 		{"mode", func(c *Config) { c.Mode = "newest" }, "Mode"},
@@ -174,6 +183,16 @@ func TestConfigValidate(t *testing.T) {
 		require.Zero(t, c.Tau, "Validate wrote defaults into the caller's Config: %+v", c)
 		require.Nil(t, c.LambdaZ, "Validate wrote defaults into the caller's Config: %+v", c)
 		require.Nil(t, c.ProbeSeed, "Validate wrote defaults into the caller's Config: %+v", c)
+	})
+	t.Run("a stream with one event", func(t *testing.T) {
+		h, err := smallConfig(stream.KindQuadratic, ModeRecent, 1).Stream.Generate()
+		require.NoError(t, err)
+		h.Events = h.Events[:1]
+		_, err = RunHistory(context.Background(), h, Source{File: "one.jsonl"}, Config{TDel: 1}, "", Options{})
+		require.ErrorIs(t, err, ErrConfig)
+		require.Contains(t, err.Error(), "the stream has 1 event(s)")
+		var ce *ConfigError
+		require.False(t, errors.As(err, &ce), "a short stream blamed on a field: %v", err)
 	})
 	t.Run("explicit deleted id must be a prefix insert", func(t *testing.T) {
 		c := smallConfig(stream.KindQuadratic, ModeRecent, 1)

@@ -50,7 +50,40 @@ type Config struct {
 	// CurvatureTol is the relative tolerance c ≥ 0 of the curvature guard
 	// sᵀy > c·‖s‖·‖y‖. DefaultConfig sets 1e-10.
 	CurvatureTol float64
+
+	// The fields below make the learner certifiable (docs/theory.md,
+	// "The certifiable learner"): they turn the paper's assumed constants
+	// into quantities the learner enforces. Each is off at its zero value,
+	// so DefaultConfig is the SPEC §2 learner of the benchmark, unchanged.
+
+	// Radius is W ≥ 0. If positive, every insert ends by projecting w onto
+	// the ball ‖w‖₂ ≤ W (w ← w·W/‖w‖ when ‖w‖ > W), a non-expansive map, so
+	// every state the learner reaches lies in the ball (up to the round-off
+	// of [Config.RadiusBound]). This proves a gradient bound G for every
+	// loss with a bounded payload (see SampleBound) and the diameter bound
+	// ‖w̃ − w⁻‖ ≤ 2W for any two states. Defaults to 0: no projection.
+	Radius float64
+	// SampleBound is B ≥ 0. If positive, an insert whose payload vector
+	// (x for logistic, a for quadratic) has ‖·‖₂ > B is refused with an
+	// error wrapping ErrSampleBound instead of being applied: the learner
+	// enforces the data bound its certificates rest on. Defaults to 0: no
+	// bound.
+	SampleBound float64
+	// PairAngle is r̄ ∈ [0, 1). If positive, the pair guard is on: a
+	// curvature pair (s, y) is stored only if PairMin ≤ sᵀy/‖s‖² ≤ PairMax
+	// and tan∠(s, y) ≤ r̄, tested conservatively (the exact values of the
+	// stored float vectors satisfy the bounds, whatever the round-off of
+	// the test). Every H_Z then has its spectrum in the interval
+	// [Config.SpectralBounds] (docs/theory.md, "Spectral bounds of a guarded
+	// memory"). Defaults to 0: no pair guard beyond CurvatureTol.
+	PairAngle float64
+	// PairMin and PairMax are the curvature window 0 < μ̄ ≤ L̄ < ∞ of the
+	// pair guard. Required when PairAngle > 0, ignored otherwise.
+	PairMin, PairMax float64
 }
+
+// Guarded reports whether the pair guard is on (PairAngle > 0).
+func (c Config) Guarded() bool { return c.PairAngle > 0 }
 
 // DefaultConfig returns the SPEC §2 defaults for dimension d:
 // τ = 10, η = 0.1, γ0 = 1, curvature tolerance 1e-10.
@@ -115,6 +148,16 @@ func (c Config) Validate() error {
 		return bad("InitialScale", "gamma0", c.InitialScale, "must be positive and finite")
 	case !(c.CurvatureTol >= 0) || math.IsInf(c.CurvatureTol, 0):
 		return bad("CurvatureTol", "curvature tolerance", c.CurvatureTol, "must be non-negative and finite")
+	case !(c.Radius >= 0) || math.IsInf(c.Radius, 0):
+		return bad("Radius", "W", c.Radius, "must be non-negative and finite (0: no projection)")
+	case !(c.SampleBound >= 0) || math.IsInf(c.SampleBound, 0):
+		return bad("SampleBound", "B", c.SampleBound, "must be non-negative and finite (0: no bound)")
+	case !(c.PairAngle >= 0) || c.PairAngle >= 1:
+		return bad("PairAngle", "pair angle", c.PairAngle, "must be in [0, 1) (0: no pair guard)")
+	case c.PairAngle > 0 && (!(c.PairMin > 0) || math.IsInf(c.PairMin, 0)):
+		return bad("PairMin", "pair curvature min", c.PairMin, "must be positive and finite with the pair guard (PairAngle > 0)")
+	case c.PairAngle > 0 && (!(c.PairMax >= c.PairMin) || math.IsInf(c.PairMax, 0)):
+		return bad("PairMax", "pair curvature max", c.PairMax, "must be finite and at least PairMin with the pair guard (PairAngle > 0)")
 	}
 	return nil
 }

@@ -128,6 +128,11 @@ func (l *Learner) Step(e stream.Event) error {
 		if len(e.Sample.V) != l.cfg.Dim {
 			return fmt.Errorf("%w: event %d (id %d): payload length %d, want %d", ErrEvent, l.t+1, e.ID, len(e.Sample.V), l.cfg.Dim)
 		}
+		if b := l.cfg.SampleBound; b > 0 {
+			if n := floats.Norm(e.Sample.V, 2); !(n <= b) {
+				return fmt.Errorf("%w: event %d (id %d): ‖payload‖ = %v > SampleBound = %v", ErrSampleBound, l.t+1, e.ID, n, b)
+			}
+		}
 		if err := l.insert(e.ID, e.Sample); err != nil {
 			return fmt.Errorf("event %d (id %d): %w", l.t+1, e.ID, err)
 		}
@@ -158,6 +163,9 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	if !finite(l.wNew) {
 		return ErrDiverged
 	}
+	if l.cfg.Radius > 0 {
+		project(l.wNew, l.cfg.Radius)
+	}
 	for i, w := range l.w {
 		l.s[i] = l.wNew[i] - w
 	}
@@ -166,7 +174,11 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 		l.y[i] = l.gNew[i] - g
 	}
 	sy := floats.Dot(l.s, l.y)
-	if sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0) {
+	accept := sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0)
+	if accept && l.cfg.Guarded() {
+		accept = l.cfg.acceptPair(floats.Dot(l.s, l.s), sy, floats.Dot(l.y, l.y))
+	}
+	if accept {
 		l.mem.push(l.s, l.y, sy, []int64{id})
 	} else {
 		l.skipped++

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"unlearn/internal/strictjson"
 	"unlearn/stream"
 )
@@ -33,6 +35,31 @@ type snapshotConfig struct {
 	StepSize     float64 `json:"eta"`
 	InitialScale float64 `json:"gamma0"`
 	CurvatureTol float64 `json:"curvature_tol"`
+	Radius       float64 `json:"radius,omitempty"`
+	SampleBound  float64 `json:"sample_bound,omitempty"`
+	PairAngle    float64 `json:"pair_angle,omitempty"`
+	PairMin      float64 `json:"pair_min,omitempty"`
+	PairMax      float64 `json:"pair_max,omitempty"`
+}
+
+// configJSON returns the snapshot form of a configuration.
+func configJSON(c Config) snapshotConfig {
+	return snapshotConfig{
+		Dim: c.Dim, Memory: c.Memory, StepSize: c.StepSize,
+		InitialScale: c.InitialScale, CurvatureTol: c.CurvatureTol,
+		Radius: c.Radius, SampleBound: c.SampleBound,
+		PairAngle: c.PairAngle, PairMin: c.PairMin, PairMax: c.PairMax,
+	}
+}
+
+// config returns the configuration of a snapshot form.
+func (s snapshotConfig) config() Config {
+	return Config{
+		Dim: s.Dim, Memory: s.Memory, StepSize: s.StepSize,
+		InitialScale: s.InitialScale, CurvatureTol: s.CurvatureTol,
+		Radius: s.Radius, SampleBound: s.SampleBound,
+		PairAngle: s.PairAngle, PairMin: s.PairMin, PairMax: s.PairMax,
+	}
 }
 
 type snapshotPair struct {
@@ -56,11 +83,8 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 		return nil, fmt.Errorf("%w: stream header: %w", ErrSnapshot, err)
 	}
 	s := snapshot{
-		Format: SnapshotFormat,
-		Config: snapshotConfig{
-			Dim: l.cfg.Dim, Memory: l.cfg.Memory, StepSize: l.cfg.StepSize,
-			InitialScale: l.cfg.InitialScale, CurvatureTol: l.cfg.CurvatureTol,
-		},
+		Format:  SnapshotFormat,
+		Config:  configJSON(l.cfg),
 		T:       l.t,
 		Skipped: l.skipped,
 		W:       l.w,
@@ -72,8 +96,7 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 		s.Deleted = []int64{}
 	}
 	for i := range s.Memory {
-		p := l.mem.Pair(i)
-		s.Memory[i] = snapshotPair{S: p.S, Y: p.Y, Source: p.Source}
+		s.Memory[i] = snapshotPair(l.mem.Pair(i)) // same fields, with JSON tags
 	}
 	out, err := json.MarshalIndent(s, "", " ")
 	if err != nil {
@@ -110,10 +133,7 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	if err != nil {
 		return fail("stream", "%v", err)
 	}
-	cfg := Config{
-		Dim: s.Config.Dim, Memory: s.Config.Memory, StepSize: s.Config.StepSize,
-		InitialScale: s.Config.InitialScale, CurvatureTol: s.Config.CurvatureTol,
-	}
+	cfg := s.Config.config()
 	// The configuration and w are checked before the learner is allocated,
 	// so that its size is bounded by MaxStateFloats and d by the input's.
 	if err := cfg.Validate(); err != nil {
@@ -126,6 +146,9 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	if err != nil {
 		return fail("config", "%v", err)
 	}
+	if cfg.Radius > 0 && floats.Norm(s.W, 2) > cfg.Radius*(1+slack(cfg.Dim)) {
+		return fail("w", "‖w‖ = %v exceeds radius = %v", floats.Norm(s.W, 2), cfg.Radius)
+	}
 	copy(l.w, s.W)
 	if len(s.Memory) > cfg.Memory {
 		return fail("memory", "%d pairs exceed tau = %d", len(s.Memory), cfg.Memory)
@@ -133,6 +156,9 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	for i, p := range s.Memory {
 		if err := l.mem.Push(p.S, p.Y, p.Source...); err != nil {
 			return fail(fmt.Sprintf("memory[%d]", i), "%v", err)
+		}
+		if cfg.Guarded() && !cfg.acceptPair(floats.Dot(p.S, p.S), floats.Dot(p.S, p.Y), floats.Dot(p.Y, p.Y)) {
+			return fail(fmt.Sprintf("memory[%d]", i), "the pair fails the configuration's pair guard")
 		}
 	}
 	if s.T < 0 || s.Skipped < 0 || s.Skipped > s.T {

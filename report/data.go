@@ -129,10 +129,12 @@ func allNonPositive(y []float64) bool {
 
 // floorPanel replaces the values ≤ 0 on the log y axis of p by a floor one
 // decade below the smallest positive value of the panel (rounded down to a
-// power of ten), adds a grey dotted line there labelled what it stands for,
-// and returns the floor and the number of values floored (0, 0 when there
-// were none).
-func floorPanel(p *Panel, what string) (floor float64, n int) {
+// power of ten), draws a grey dotted line there, labels that position "0"
+// on the axis (Axis.Floor) so that a zero is not read as the power of ten
+// it is drawn at, and returns the floor and the number of values floored
+// (0, 0 when there were none). The line has no label of its own: points on
+// the floor would draw over it.
+func floorPanel(p *Panel) (floor float64, n int) {
 	lo := math.Inf(1)
 	for _, s := range p.Series {
 		for _, v := range s.Y {
@@ -156,7 +158,8 @@ func floorPanel(p *Panel, what string) (floor float64, n int) {
 	if n == 0 {
 		return 0, 0
 	}
-	p.Marks = append(p.Marks, Mark{Value: floor, Label: what, Style: -1, Dash: 2})
+	p.Y.Floor = floor
+	p.Marks = append(p.Marks, Mark{Value: floor, Style: -1, Dash: 2})
 	return floor, n
 }
 

@@ -402,12 +402,12 @@ func decayModeSummary(recs []*experiment.Record, kinds []string) *Figure {
 		}
 		p0.Series, p1.Series = append(p0.Series, s0), append(p1.Series, s1)
 	}
-	_, n0 := floorPanel(&p0, "0 (floor)")
-	_, n1 := floorPanel(&p1, "0 (floor)")
+	_, n0 := floorPanel(&p0)
+	_, n1 := floorPanel(&p1)
 	f.Panels = []Panel{p0, p1}
 	note := ""
 	if n0+n1 > 0 {
-		note = fmt.Sprintf(" %s of exactly 0 are drawn on the dotted floor line one decade below the smallest positive value.", plural(n0+n1, "median"))
+		note = fmt.Sprintf(" %s of exactly 0 are drawn on the dotted line labelled 0, one decade below the smallest positive value.", plural(n0+n1, "median"))
 	}
 	f.Caption = fmt.Sprintf("Initial state error E_Θ(0) (left) and future state AUC Σₖ E_Θ(k) (right) after deletion with no "+
 		"intervention (Experiment 1), by deletion mode, one line per stream kind; each point is the median over every "+
@@ -445,19 +445,26 @@ func decayMass(s decaySet, o Options) *Figure {
 		used = append(used, r)
 		maxTau = max(maxTau, tau)
 		c := m.Summary.Clearance
+		name := names[i]
 		if c >= 0 {
+			// ĥ goes into the legend, not beside the dashed line: labels
+			// at the top of the lines collided with each other (ĥ = τ for
+			// recent deletions, so they are close) and with the
+			// staircases, which start at the top.
 			xmax = max(xmax, c)
-			p.Marks = append(p.Marks, Mark{Vertical: true, Value: float64(c), Label: fmt.Sprintf("ĥ = %d", c), Style: i, Dash: 1})
+			p.Marks = append(p.Marks, Mark{Vertical: true, Value: float64(c), Style: i, Dash: 1})
 			parts = append(parts, fmt.Sprintf("τ = %d: ĥ_direct = %d", tau, c))
+			name = fmt.Sprintf("%s, ĥ = %d", name, c)
 		} else {
 			parts = append(parts, fmt.Sprintf("τ = %d: never cleared within H = %d", tau, r.Config.Horizon))
+			name += ", not cleared"
 		}
 		ys := make(experiment.Floats, len(m.Series.Mdirect))
 		xs := make(experiment.Floats, len(ys))
 		for k, v := range m.Series.Mdirect {
 			xs[k], ys[k] = float64(k), float64(v)
 		}
-		p.Series = append(p.Series, Series{Name: names[i], Style: i, Kind: Steps, X: xs, Y: ys})
+		p.Series = append(p.Series, Series{Name: name, Style: i, Kind: Steps, X: xs, Y: ys})
 	}
 	// Show the first 3·τ_max steps (or to the last clearance and τ_max
 	// beyond): the mass is 0 from the clearance on, and the whole horizon
@@ -471,7 +478,7 @@ func decayMass(s decaySet, o Options) *Figure {
 	f.Panels = []Panel{p}
 	f.Caption = fmt.Sprintf("Direct memory mass M_direct(k), the number of curvature pairs in memory whose source meets the "+
 		"deletion set U, after deletion with no intervention (Experiment 1), one staircase per memory size τ; dashed lines "+
-		"mark the direct-clearance time ĥ_direct = min{k : M_direct(k) = 0} (%s). %s stream, %s deletions, κ = %s, seed %s; "+
+		"in its colour (and the legend) give the direct-clearance time ĥ_direct = min{k : M_direct(k) = 0} (%s). %s stream, %s deletions, κ = %s, seed %s; "+
 		"the first %d steps are shown.",
 		strings.Join(parts, "; "), s.title(), s.mode, fmtKappa(s.kappa), seedList(used), xmax+1)
 	return f

@@ -42,7 +42,9 @@
 //
 //   - Axes whose data span decades are logarithmic; values a log axis
 //     cannot show are dropped from lines (gaps) or drawn on a dotted floor
-//     line one decade below the smallest positive value, and the caption
+//     line one decade below the smallest positive value, where the axis
+//     reads "0" (no power of ten is labelled between it and the next
+//     decade), and the caption
 //     says which and how many. Event and gradient-evaluation counts on log
 //     axes are shifted by +1.
 //   - Legends name methods by their operator's Label(), as the tables do;

@@ -480,7 +480,7 @@ func setAxis(a *plot.Axis, ax Axis, r span) {
 		a.Tick.Marker = ts
 	case ax.Log:
 		a.Tick.Marker = plot.TickerFunc(func(lo, hi float64) []plot.Tick {
-			ts := logTicks(math.Pow(10, lo), math.Pow(10, hi))
+			ts := floorTicks(logTicks(math.Pow(10, lo), math.Pow(10, hi)), ax.Floor)
 			for i := range ts {
 				ts[i].Value = math.Log10(ts[i].Value)
 			}
@@ -532,7 +532,58 @@ func logTicks(lo, hi float64) []plot.Tick {
 			ticks = append(ticks, t)
 		}
 	}
-	return ticks
+	return relabelNarrow(ticks, lo, hi)
+}
+
+// floorTicks, for a log axis with zeros drawn at floor > 0, drops the
+// ticks from the floor up to (not including) ten times the floor and puts a
+// tick labelled "0" at the floor; with floor ≤ 0 it returns ticks as they
+// are.
+func floorTicks(ticks []plot.Tick, floor float64) []plot.Tick {
+	if !(floor > 0) {
+		return ticks
+	}
+	out := []plot.Tick{{Value: floor, Label: "0"}}
+	for _, t := range ticks {
+		if t.Value < 10*floor*(1-1e-9) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// relabelNarrow makes sure a log axis narrower than a decade has at least
+// two labelled ticks inside [lo, hi] (a colour bar over 0.027–0.074 had only
+// "0.05"): it labels every m·10^e tick there, and if that is still too few
+// (a range within one m·10^e step), it returns round linear ticks instead.
+func relabelNarrow(ticks []plot.Tick, lo, hi float64) []plot.Tick {
+	inside := func() int {
+		n := 0
+		for _, t := range ticks {
+			if t.Label != "" && t.Value >= lo && t.Value <= hi {
+				n++
+			}
+		}
+		return n
+	}
+	if inside() >= 2 {
+		return ticks
+	}
+	for i, t := range ticks {
+		if t.Label == "" && t.Value >= lo && t.Value <= hi {
+			e := int(math.Floor(math.Log10(t.Value) + 1e-9))
+			m := int(math.Round(t.Value / math.Pow(10, float64(e))))
+			ticks[i].Label = strconv.Itoa(m) + "·" + powerLabel(e)
+			if e >= -2 && e <= 3 {
+				ticks[i].Label = strconv.FormatFloat(float64(m)*math.Pow(10, float64(e)), 'f', max(0, -e), 64)
+			}
+		}
+	}
+	if inside() >= 2 {
+		return ticks
+	}
+	return linearTicks(lo, hi)
 }
 
 // powerLabel writes 10^e as a decimal for −2 ≤ e ≤ 3 and with a raised

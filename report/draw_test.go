@@ -140,7 +140,7 @@ func TestFloorPanel(t *testing.T) {
 		{X: []float64{0, 1, 2}, Y: []float64{0, 0.034, 2}},
 		{X: []float64{0}, Y: []float64{0}},
 	}}
-	floor, n := floorPanel(&p, "zero")
+	floor, n := floorPanel(&p)
 	// The smallest positive value is 0.034: one decade below its decade,
 	// 10^(⌊log10 0.034⌋ − 1) = 10^−3.
 	require.Equal(t, 2, n, "floored values")
@@ -152,13 +152,54 @@ func TestFloorPanel(t *testing.T) {
 	}
 	if assert.Len(t, p.Marks, 1, "marks, want one horizontal line at the floor") {
 		assert.False(t, p.Marks[0].Vertical, "the floor mark must be horizontal")
-		assert.Equal(t, "zero", p.Marks[0].Label, "label of the floor mark")
+		assert.Empty(t, p.Marks[0].Label, "the floor line has no label for the points on it to draw over")
+		assert.Equal(t, floor, p.Y.Floor, "Axis.Floor")
 		if p.Marks[0].Value != floor {
 			t.Errorf("floor mark at %v, want %v", p.Marks[0].Value, floor)
 		}
 	}
 	q := Panel{Y: Axis{Log: true}, Series: []Series{{X: []float64{0}, Y: []float64{5}}}}
-	_, n = floorPanel(&q, "zero")
+	_, n = floorPanel(&q)
 	assert.Zero(t, n, "a panel without zeros got floored values")
 	assert.Empty(t, q.Marks, "a panel without zeros got marks")
+}
+
+// TestLogTicksNarrowRange: a log axis (a heat map's colour bar) over less
+// than a decade gets at least two labelled ticks inside its range; over
+// 0.0272–0.0735 it had the single label 0.05 (issue 14).
+func TestLogTicksNarrowRange(t *testing.T) {
+	for _, r := range [][2]float64{{0.0272, 0.0735}, {0.031, 0.039}, {2.2e-11, 4.06e-4}, {1.2e-7, 3.3e-7}, {0.5, 2}} {
+		ticks := logTicks(r[0], r[1])
+		var labels []string
+		for _, tk := range ticks {
+			if tk.Label != "" && tk.Value >= r[0] && tk.Value <= r[1] {
+				labels = append(labels, tk.Label)
+			}
+		}
+		assert.GreaterOrEqual(t, len(labels), 2, "range %v: labelled ticks inside %q", r, labels)
+		for _, l := range labels {
+			assert.NotContains(t, l, "0000", "range %v: label %q shows round-off", r, l)
+		}
+	}
+	var labels []string
+	for _, tk := range logTicks(0.0272, 0.0735) {
+		if tk.Label != "" && tk.Value >= 0.0272 && tk.Value <= 0.0735 {
+			labels = append(labels, tk.Label)
+		}
+	}
+	assert.Equal(t, []string{"0.03", "0.04", "0.05", "0.06", "0.07"}, labels)
+}
+
+// TestFloorTicks: on a log axis with zeros drawn at the floor, the floor
+// is labelled "0" and no other tick lies between it and the next decade, so
+// exact zeros do not sit on a tick labelled with a power of ten (issue 14).
+func TestFloorTicks(t *testing.T) {
+	ticks := floorTicks(logTicks(1e-3, 200), 1e-3)
+	require.NotEmpty(t, ticks)
+	assert.Equal(t, plot.Tick{Value: 1e-3, Label: "0"}, ticks[0])
+	for _, tk := range ticks[1:] {
+		assert.GreaterOrEqual(t, tk.Value, 1e-2*(1-1e-9), "tick %v between the floor and the next decade", tk)
+		assert.NotEqual(t, "0", tk.Label)
+	}
+	assert.Equal(t, logTicks(1e-3, 200), floorTicks(logTicks(1e-3, 200), 0), "no floor: ticks unchanged")
 }

@@ -53,6 +53,11 @@ type Axis struct {
 	Ticks []Tick `json:"ticks,omitempty"`
 	// Integer asks for ticks at integers only (counts).
 	Integer bool `json:"integer,omitempty"`
+	// Floor, if positive, is where a log axis draws the values 0 it cannot
+	// show (see floorPanel): the axis labels that position "0" and has no
+	// other tick between it and the next decade, so that a zero is never
+	// read as the power of ten it is drawn at.
+	Floor float64 `json:"floor,omitempty"`
 }
 
 // Tick is a labelled position on a categorical axis.

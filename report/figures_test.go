@@ -128,7 +128,8 @@ func TestFigureData(t *testing.T) {
 			require.GreaterOrEqual(t, c, 0, "τ = %d: never cleared; the fixed run should clear within H", tau)
 			m := f.Panels[0].Marks[i]
 			assert.True(t, m.Vertical, "τ = %d: mark %+v, want a vertical line at the clearance time", tau, m)
-			assert.Equal(t, fmt.Sprintf("ĥ = %d", c), m.Label, "τ = %d: label of the clearance mark", tau)
+			assert.Empty(t, m.Label, "τ = %d: the clearance mark has no label (labels collided); the legend has it", tau)
+			assert.Equal(t, fmt.Sprintf("τ = %d, ĥ = %d", tau, c), f.Panels[0].Series[i].Name, "τ = %d: legend name", tau)
 			if m.Value != float64(c) {
 				t.Errorf("τ = %d: mark %+v, want a vertical line at the clearance time %d", tau, m, c)
 			}

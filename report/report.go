@@ -115,7 +115,7 @@ func FromRecord(rec *experiment.Record, source string, opt Options) (*Report, er
 		{"deletion", fmt.Sprintf("mode %s, t_del = %d, U = %v", c.Mode, c.TDel, rec.U)},
 		{"learner", fmt.Sprintf("τ = %d, η = %g, γ₀ = %g", rec.Learner.Tau, rec.Learner.Eta, rec.Learner.Gamma0)},
 		{"metrics", fmt.Sprintf("H = %d, m_q = %d, λ_Z = %s", c.Horizon, len(rec.Probes), lambdaZ(c))},
-		{"seeds", seedsOf(c)},
+		{"seeds", seedsOf(rec)},
 		{"methods", strings.Join(methodLabels(rec), ", ")},
 	}
 	return r, nil
@@ -145,8 +145,22 @@ func lambdaZ(c experiment.Config) string {
 	return strconv.FormatFloat(*c.LambdaZ, 'g', -1, 64)
 }
 
-func seedsOf(c experiment.Config) string {
-	s := "stream " + strconv.FormatUint(c.Stream.Seed, 10)
+// seedsOf names the seeds of a run: the stream's (the generator's, or the
+// one a stream file's header records; a file run's Config.Stream is empty,
+// so its Seed is not the stream's), the random deletions' and the probes'.
+func seedsOf(rec *experiment.Record) string {
+	c := rec.Config
+	var s string
+	switch {
+	case rec.Source.Generated != nil:
+		s = "stream " + strconv.FormatUint(rec.Source.Generated.Seed, 10)
+	case rec.Source.Seed != nil:
+		s = "stream " + strconv.FormatUint(*rec.Source.Seed, 10) + " (from the file's header)"
+	case rec.Source.File != "":
+		s = "stream: none in the file's header"
+	default:
+		s = "stream " + strconv.FormatUint(c.Stream.Seed, 10)
+	}
 	if c.DeletionSeed != nil {
 		s += ", deletions " + strconv.FormatUint(*c.DeletionSeed, 10)
 	}

@@ -42,7 +42,13 @@
 //
 // Writing then reading is lossless bit for bit (floats use the shortest
 // round-trip form); every reading error is a [LineError] naming the line and
-// field. [WriteFile] replaces a file atomically.
+// field, with the path inside the field's value ([LineError.Path]) and the
+// column where the scanner stopped. The reader accepts strict JSON only: a
+// byte the grammar does not allow (a NUL, a control character, a byte-order
+// mark) is an error wherever it stands, and a number that overflows float64
+// is refused in metadata as in payloads, so that whatever is accepted
+// decodes with encoding/json to the same values. [WriteFile] replaces a file
+// atomically.
 //
 // # Generators
 //

@@ -56,12 +56,17 @@ type LineError struct {
 	Line int
 	// Field names the offending field, or is empty.
 	Field string
-	Err   error
+	// Path locates the offending value inside the field's value when it
+	// is an array or object, as a suffix of Field: "[2]" (the third
+	// entry of a payload), "[0][1]" (a matrix entry), ".a[2]" (inside
+	// header metadata). It is empty when the field as a whole is at fault.
+	Path string
+	Err  error
 }
 
 func (e *LineError) Error() string {
 	if e.Field != "" {
-		return fmt.Sprintf("line %d, field %q: %v", e.Line, e.Field, e.Err)
+		return fmt.Sprintf("line %d, field %q: %v", e.Line, e.Field+e.Path, e.Err)
 	}
 	return fmt.Sprintf("line %d: %v", e.Line, e.Err)
 }

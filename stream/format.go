@@ -57,6 +57,10 @@ func Read(r io.Reader) (*History, error) {
 			return nil, &LineError{Line: line, Err: err}
 		}
 		if line == 1 {
+			if bytes.HasPrefix(b, []byte("\uFEFF")) {
+				return nil, &LineError{Line: line, Err: fmt.Errorf("the file starts with a UTF-8 byte-order mark "+
+					"(bytes EF BB BF), which JSON Lines does not allow: save it as UTF-8 without BOM: %w", ErrFormat)}
+			}
 			if hdr, err = parseHeaderLine(b); err != nil {
 				return nil, lineError(line, err)
 			}
@@ -144,7 +148,12 @@ func checkLine(b []byte) error {
 func lineError(line int, err error) *LineError {
 	var fe *FieldError
 	if errors.As(err, &fe) {
-		return &LineError{Line: line, Field: fe.Field, Err: fe.Err}
+		le := &LineError{Line: line, Field: fe.Field, Err: fe.Err}
+		var pe *pathError
+		if errors.As(fe.Err, &pe) && pe == fe.Err {
+			le.Path, le.Err = pe.path, pe.err
+		}
+		return le
 	}
 	return &LineError{Line: line, Err: err}
 }
@@ -249,8 +258,12 @@ func parseHeader(s *scanner) (Header, error) {
 		return fieldErrorf(f, "not a field of a %s stream: %w", h.Kind, ErrFormat)
 	}
 	switch {
+	case has&hasFormat == 0 && h.Meta["op"] != nil:
+		return Header{}, fieldErrorf("format", "missing: the first line of a stream file must be its header "+
+			"{\"format\":%q,\"kind\":…,\"d\":…}, and this line looks like an event (it has \"op\"): %w", FormatV1, ErrFormat)
 	case has&hasFormat == 0:
-		return Header{}, missing("format")
+		return Header{}, fieldErrorf("format", "missing: the first line of a stream file must be its header "+
+			"{\"format\":%q,\"kind\":…,\"d\":…}: %w", FormatV1, ErrFormat)
 	case has&hasKind == 0:
 		return Header{}, missing("kind")
 	case has&hasD == 0:

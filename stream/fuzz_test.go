@@ -33,6 +33,7 @@ var sentinels = []error{
 func FuzzRead(f *testing.F) {
 	f.Add([]byte(lines(qHeader, qInsert, `{"op":"delete","id":1}`)))
 	f.Add([]byte(lines(lHeader, lInsert)))
+	f.Add([]byte(lines(hdr(`"kind":"logistic","d":2,"lambda":0.05,"m":{"a":[1,2.5e3,-7]}`), lInsert, `{"op":"delete","id":1}`)))
 	f.Fuzz(func(t *testing.T, data []byte) {
 		h, err := Read(bytes.NewReader(data))
 		if err != nil {
@@ -73,6 +74,7 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, h *History) {
 	}
 	var hdr Header
 	require.NoError(t, hdr.UnmarshalJSON(ls[0]), "Header.UnmarshalJSON rejects an accepted header")
+	checkHeaderAgainstEncodingJSON(t, ls[0], h.Header)
 	for i, line := range ls[1:] {
 		var ev struct {
 			Op    string
@@ -96,6 +98,56 @@ func checkAgainstEncodingJSON(t *testing.T, data []byte, h *History) {
 		if !ok {
 			t.Fatalf("line %d: encoding/json reads %+v, Read gave %+v", i+2, ev, e)
 		}
+	}
+}
+
+// checkHeaderAgainstEncodingJSON decodes the header line with
+// encoding/json into generic values and checks that it holds exactly the
+// values Read produced: the known fields bit for bit, and every metadata
+// field decoding (with encoding/json, numbers as float64) to the same value
+// as the header line's field. A metadata number that overflows float64 makes
+// encoding/json fail, so this also checks that Read refused it.
+func checkHeaderAgainstEncodingJSON(t *testing.T, line []byte, h Header) {
+	t.Helper()
+	var m map[string]any
+	require.NoError(t, json.Unmarshal(line, &m), "encoding/json rejects the accepted header %q", line)
+	require.Equal(t, h.Format, m["format"], "format")
+	require.Equal(t, string(h.Kind), m["kind"], "kind")
+	require.Equal(t, float64(h.D), m["d"], "d")
+	matrix := func(name string, want [][]float64) {
+		v, ok := m[name]
+		if want == nil {
+			require.False(t, ok, "%s: encoding/json finds it, Read does not", name)
+			return
+		}
+		rows, ok := v.([]any)
+		require.True(t, ok && len(rows) == len(want), "%s: encoding/json reads %v", name, v)
+		for i, r := range rows {
+			row, ok := r.([]any)
+			require.True(t, ok && len(row) == len(want[i]), "%s[%d]: encoding/json reads %v", name, i, r)
+			for j, x := range row {
+				f, ok := x.(float64)
+				require.True(t, ok && sameFloat(f, want[i][j]), "%s[%d][%d]: encoding/json reads %v, Read %v", name, i, j, x, want[i][j])
+			}
+		}
+	}
+	matrix("H0", h.H0)
+	matrix("H1", h.H1)
+	if h.Kind == KindLogistic {
+		f, ok := m["lambda"].(float64)
+		require.True(t, ok && sameFloat(f, h.Lambda), "lambda: encoding/json reads %v, Read %v", m["lambda"], h.Lambda)
+	}
+	known := 0
+	for k := range m {
+		if isKnownHeaderKey(k) {
+			known++
+		}
+	}
+	require.Equal(t, len(m)-known, len(h.Meta), "metadata fields: encoding/json finds %v", m)
+	for k, raw := range h.Meta {
+		var got any
+		require.NoError(t, json.Unmarshal(raw, &got), "metadata %q = %s does not decode", k, raw)
+		require.Equal(t, m[k], got, "metadata %q: encoding/json reads %v from the line, %v from Meta", k, m[k], got)
 	}
 }
 

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math"
 	"strconv"
+	"unicode/utf8"
 )
 
 // This file holds the strict JSON scanner behind the stream format. It reads
@@ -22,16 +23,55 @@ import (
 // line of ten million '[' cannot exhaust the stack. encoding/json uses 10000.
 const maxDepth = 10000
 
-// syntaxError is a scanner error: a message, the byte offset (0-based) in
-// the line, and the sentinel it wraps.
+// syntaxError is a scanner error: a message, the 1-based column (in
+// characters, as an editor counts them) in the line, and the sentinel it
+// wraps.
 type syntaxError struct {
-	off int
+	col int
 	msg string
 	err error
 }
 
-func (e *syntaxError) Error() string { return fmt.Sprintf("%s at byte %d: %v", e.msg, e.off+1, e.err) }
+func (e *syntaxError) Error() string {
+	return fmt.Sprintf("%s at column %d: %v", e.msg, e.col, e.err)
+}
 func (e *syntaxError) Unwrap() error { return e.err }
+
+// pathError locates an error inside a field's value: path is the route from
+// the field to the offending value, such as "[2]" or ".a[0]" (JSON
+// arrays indexed from 0). The reader moves it into [LineError.Path].
+type pathError struct {
+	path string
+	err  error
+}
+
+func (e *pathError) Error() string { return e.path + ": " + e.err.Error() }
+func (e *pathError) Unwrap() error { return e.err }
+
+// inPath prefixes the path of err (a *pathError or any error) with seg.
+func inPath(seg string, err error) error {
+	var pe *pathError
+	if errors.As(err, &pe) && pe == err {
+		return &pathError{path: seg + pe.path, err: pe.err}
+	}
+	return &pathError{path: seg, err: err}
+}
+
+// keySegment returns the path segment of object key k: ".k" for a key made
+// of letters, digits and underscores (not starting with a digit), else
+// [k] with k quoted as a JSON string.
+func keySegment(k string) string {
+	plain := k != ""
+	for i, r := range k {
+		ok := r == '_' || (r >= 'a' && r <= 'z') || (r >= 'A' && r <= 'Z') || (i > 0 && r >= '0' && r <= '9')
+		plain = plain && ok
+	}
+	if plain {
+		return "." + k
+	}
+	q, _ := json.Marshal(k) // a Go string always marshals
+	return "[" + string(q) + "]"
+}
 
 // scanner reads JSON tokens from b starting at i.
 type scanner struct {
@@ -40,7 +80,8 @@ type scanner struct {
 }
 
 func (s *scanner) fail(sentinel error, format string, args ...any) error {
-	return &syntaxError{off: s.i, msg: fmt.Sprintf(format, args...), err: sentinel}
+	col := utf8.RuneCount(s.b[:min(s.i, len(s.b))]) + 1
+	return &syntaxError{col: col, msg: fmt.Sprintf(format, args...), err: sentinel}
 }
 
 // skipWS skips JSON whitespace (space, tab, CR, LF).
@@ -55,7 +96,10 @@ func (s *scanner) skipWS() {
 	}
 }
 
-// peek returns the next non-whitespace byte, or 0 at the end of input.
+// peek returns the next non-whitespace byte, or 0 at the end of input. A
+// NUL byte in the input also peeks as 0, so a caller that accepts the end of
+// input must test [scanner.atEnd], never peek() == 0: a NUL is not the end
+// of a line.
 func (s *scanner) peek() byte {
 	s.skipWS()
 	if s.i < len(s.b) {
@@ -64,11 +108,29 @@ func (s *scanner) peek() byte {
 	return 0
 }
 
-// describe names the next token for error messages.
+// atEnd skips whitespace and reports whether the input is exhausted.
+func (s *scanner) atEnd() bool {
+	s.skipWS()
+	return s.i >= len(s.b)
+}
+
+// describe names the next token for error messages. Bytes that JSON does
+// not allow outside strings are named by their code point, so that a NUL,
+// another control character or a byte-order mark cannot pass for the end of
+// the line or for a mis-decoded letter.
 func (s *scanner) describe() string {
-	switch c := s.peek(); {
-	case c == 0:
+	if s.atEnd() {
 		return "end of line"
+	}
+	switch c := s.b[s.i]; {
+	case c < 0x20 || c == 0x7f:
+		return fmt.Sprintf("control character U+%04X", c)
+	case c >= utf8.RuneSelf:
+		r, _ := utf8.DecodeRune(s.b[s.i:])
+		if r == '\uFEFF' {
+			return "a byte-order mark U+FEFF (save the file as UTF-8 without BOM)"
+		}
+		return fmt.Sprintf("%q (U+%04X)", r, r)
 	case c == '"':
 		return "string"
 	case c == '-' || (c >= '0' && c <= '9'):
@@ -95,10 +157,11 @@ func (s *scanner) expect(c byte) error {
 	return nil
 }
 
-// end checks that only whitespace remains.
+// end checks that only whitespace remains. Any other byte, a NUL
+// included, is an error: a line holds exactly one JSON object.
 func (s *scanner) end() error {
-	if s.peek() != 0 {
-		return s.fail(ErrFormat, "trailing data after the JSON object")
+	if !s.atEnd() {
+		return s.fail(ErrFormat, "trailing data after the JSON object: found %s", s.describe())
 	}
 	return nil
 }
@@ -312,10 +375,10 @@ func (s *scanner) floats(dst []float64) ([]float64, error) {
 		s.i++
 		return dst, nil
 	}
-	for {
+	for i := 0; ; i++ {
 		f, err := s.float()
 		if err != nil {
-			return nil, err
+			return nil, inPath("["+strconv.Itoa(i)+"]", err)
 		}
 		dst = append(dst, f)
 		switch s.peek() {
@@ -340,14 +403,14 @@ func (s *scanner) matrix() ([][]float64, error) {
 		s.i++
 		return out, nil
 	}
-	for {
+	for i := 0; ; i++ {
 		var hint []float64 // rows of a matrix usually share a length
 		if len(out) > 0 {
 			hint = make([]float64, 0, len(out[0]))
 		}
 		row, err := s.floats(hint)
 		if err != nil {
-			return nil, err
+			return nil, inPath("["+strconv.Itoa(i)+"]", err)
 		}
 		out = append(out, row)
 		switch s.peek() {
@@ -373,22 +436,31 @@ func (s *scanner) value() ([]byte, error) {
 	return s.b[start:s.i], nil
 }
 
+// skipValue consumes any JSON value, checking it as encoding/json would
+// decode it: numbers must fit a float64 (1e999 is ErrNonFinite, as in a
+// payload). Errors inside arrays and objects carry the path to the
+// offending value (see [pathError]).
 func (s *scanner) skipValue(depth int) error {
 	if depth > maxDepth {
 		return s.fail(ErrFormat, "nesting deeper than %d", maxDepth)
 	}
 	switch c := s.peek(); c {
 	case '{':
-		return s.object(func(string) error { return s.skipValue(depth + 1) })
+		return s.object(func(key string) error {
+			if err := s.skipValue(depth + 1); err != nil {
+				return inPath(keySegment(key), err)
+			}
+			return nil
+		})
 	case '[':
 		s.i++
 		if s.peek() == ']' {
 			s.i++
 			return nil
 		}
-		for {
+		for i := 0; ; i++ {
 			if err := s.skipValue(depth + 1); err != nil {
-				return err
+				return inPath("["+strconv.Itoa(i)+"]", err)
 			}
 			switch s.peek() {
 			case ',':
@@ -410,7 +482,7 @@ func (s *scanner) skipValue(depth int) error {
 	case 'n':
 		return s.literal("null")
 	default:
-		_, _, err := s.numberToken()
+		_, err := s.float()
 		return err
 	}
 }

@@ -174,15 +174,35 @@ func startCPUProfile(path string) (func(), error) {
 	}, nil
 }
 
-// progress is a progress bar with ETA on stderr, or nothing when stderr is
-// not a terminal.
-type progress struct{ bar *progressbar.ProgressBar }
+// progress reports the progress of a long command on stderr: a bar with
+// ETA when stderr is a terminal, and otherwise (a log file, a CI job, a
+// pipe) a plain line every logInterval, such as
+//
+//	bench paper: 12/108 (11%), 1m0s elapsed, about 7m20s left
+//
+// so that a batch log shows a long run is alive. Nothing is printed for
+// runs shorter than logInterval.
+type progress struct {
+	bar *progressbar.ProgressBar
 
-// newProgress returns a progress bar for total items if w is a terminal.
+	// The plain-line reporter (bar == nil).
+	w           io.Writer
+	desc        string
+	total       int
+	start, last time.Time
+	now         func() time.Time
+}
+
+// logInterval is the time between two progress lines when stderr is not a
+// terminal.
+const logInterval = 5 * time.Second
+
+// newProgress returns a progress reporter for total items on w.
 func newProgress(w io.Writer, total int, desc string) *progress {
 	f, ok := w.(*os.File)
 	if !ok || !term.IsTerminal(int(f.Fd())) {
-		return &progress{}
+		t := time.Now()
+		return &progress{w: w, desc: desc, total: total, start: t, last: t, now: time.Now}
 	}
 	return &progress{bar: progressbar.NewOptions(total,
 		progressbar.OptionSetWriter(f),
@@ -199,7 +219,27 @@ func newProgress(w io.Writer, total int, desc string) *progress {
 func (p *progress) update(done, _ int) {
 	if p.bar != nil {
 		_ = p.bar.Set(done) // drawing errors are not worth failing a run for
+		return
 	}
+	if p.w == nil {
+		return
+	}
+	t := p.now()
+	if t.Sub(p.last) < logInterval {
+		return
+	}
+	p.last = t
+	elapsed := t.Sub(p.start)
+	line := fmt.Sprintf("%s: %d/%d", p.desc, done, p.total)
+	if p.total > 0 {
+		line += fmt.Sprintf(" (%d%%)", 100*done/p.total)
+	}
+	line += fmt.Sprintf(", %v elapsed", elapsed.Round(time.Second))
+	if done > 0 && done < p.total {
+		left := time.Duration(float64(elapsed) * float64(p.total-done) / float64(done))
+		line += fmt.Sprintf(", about %v left", left.Round(time.Second))
+	}
+	fmt.Fprintln(p.w, line)
 }
 
 func (p *progress) finish() {

@@ -8,6 +8,10 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"unlearn/experiment"
 )
@@ -168,4 +172,29 @@ func TestDecay(t *testing.T) {
 			})
 		}
 	})
+}
+
+// TestProgressLogLines: when stderr is not a terminal, progress is a plain
+// line at most every logInterval (none for a short run), with the count,
+// the percentage and an estimate of the time left.
+func TestProgressLogLines(t *testing.T) {
+	var buf bytes.Buffer
+	p := newProgress(&buf, 100, "bench paper")
+	require.Nil(t, p.bar, "a buffer is not a terminal")
+	t0 := p.start
+	clock := t0
+	p.now = func() time.Time { return clock }
+	for done, dt := range []time.Duration{1 * time.Second, 2 * time.Second, 4 * time.Second} {
+		clock = t0.Add(dt)
+		p.update(done+1, 100)
+	}
+	require.Empty(t, buf.String(), "a line before logInterval had passed")
+	clock = t0.Add(logInterval)
+	p.update(10, 100) // 10 done in 5 s: 45 s left
+	clock = t0.Add(logInterval + time.Second)
+	p.update(11, 100) // within logInterval of the last line: silent
+	clock = t0.Add(2 * logInterval)
+	p.update(100, 100)
+	p.finish()
+	assert.Equal(t, "bench paper: 10/100 (10%), 5s elapsed, about 45s left\nbench paper: 100/100 (100%), 10s elapsed\n", buf.String())
 }

@@ -43,9 +43,9 @@ func (b *boundFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&b.hMax, "hmax", 0, "upper spectral bound hMax ≥ hMin of every H_Z (the paper's M)")
 	f.Float64Var(&b.eta, "eta", olbfgs.DefaultStepSize, "step size η > 0"+b.stateHelp)
 	f.IntVar(&b.tau, "tau", olbfgs.DefaultMemory, "memory size τ ≥ 1"+b.stateHelp)
-	f.StringVar(&b.source, "constants-source", "", "how G, hMin, hMax were obtained: proved, estimated or assumed (required with the bound's inputs)")
+	f.StringVar(&b.source, "constants-source", "", "how G, hMin, hMax were obtained: estimated or assumed (required with the bound's inputs)")
 	f.Float64Var(&b.rho, "rho", 0, "contraction factor ρ ∈ [0, 1) (or give --mu and --L for the analytic ρ)")
-	f.StringVar(&b.rhoSource, "rho-source", "assumed", "provenance of --rho: proved, estimated or assumed")
+	f.StringVar(&b.rhoSource, "rho-source", "assumed", "provenance of --rho: estimated or assumed")
 	f.Float64Var(&b.mu, "mu", 0, "strong-convexity constant μ > 0: with --L, prove ρ analytically from μ, L, η, hMin, hMax")
 	f.Float64Var(&b.l, "L", 0, "smoothness constant L ≥ μ (with --mu)")
 	f.BoolVar(&b.commuting, "commuting", false, "with --mu/--L: every H_Z commutes with every Hessian (d = 1, isotropic losses): ρ without the factor sqrt(hMax/hMin)")
@@ -68,14 +68,29 @@ func boundFlagNames() []string {
 	return names
 }
 
+// typedProvenance parses the provenance of a number typed on the command
+// line: estimated or assumed. "proved" is refused: the toolkit cannot check
+// a number a user types; proved constants come from an enforced learner
+// configuration ('unlearn plan', 'unlearn certify --stream').
+func typedProvenance(flag, v string) (bound.Provenance, error) {
+	p, err := bound.ParseProvenance(v)
+	switch {
+	case err != nil:
+		return 0, flagError(flag, "%q: want estimated or assumed", v)
+	case p == bound.Proved:
+		return 0, flagError(flag, "\"proved\" is refused for a number typed on the command line: the toolkit cannot check it; say estimated or assumed (proved constants are derived from a certifiable learner: see 'unlearn plan')")
+	}
+	return p, nil
+}
+
 // scenario builds the scenario from the flags; flags maps the set flags.
 func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error) {
 	if !changed("G") {
 		return bound.Scenario{}, flagError("G", "required (the gradient bound)")
 	}
-	src, err := bound.ParseProvenance(b.source)
+	src, err := typedProvenance("constants-source", b.source)
 	if err != nil {
-		return bound.Scenario{}, flagError("constants-source", "%q: want proved, estimated or assumed (required: say how G, hMin, hMax were obtained)", b.source)
+		return bound.Scenario{}, err
 	}
 	c := bound.Constants{G: b.g, HMin: b.hMin, HMax: b.hMax, Eta: b.eta, Tau: b.tau, Source: src}
 	var k bound.Contraction
@@ -84,17 +99,38 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 		if changed("rho") {
 			return bound.Scenario{}, flagError("rho", "give --rho or --mu and --L, not both")
 		}
+		for _, f := range []string{"mu", "L", "hmin", "hmax"} {
+			if !changed(f) {
+				return bound.Scenario{}, flagError(f, "required with --mu and --L (ρ is proved from μ, L, η, hMin and hMax)")
+			}
+		}
 		cs := bound.General
 		if b.commuting {
 			cs = bound.Commuting
 		}
 		if k, err = bound.AnalyticContraction(bound.AnalyticParams{Mu: b.mu, L: b.l, Eta: b.eta, HMin: b.hMin, HMax: b.hMax, Case: cs}); err != nil {
+			var ae *bound.ArgError
+			if errors.Is(err, bound.ErrNoContraction) && errors.As(err, &ae) {
+				// ρ is computed, not written by the user: name the flags it
+				// comes from.
+				return bound.Scenario{}, usageError{fmt.Errorf("--mu %s --L %s (with --eta %s, --hmin %s, --hmax %s%s): %w: they give ρ = %.6g; "+
+					"a smaller --eta or a narrower [--hmin, --hmax] may contract, or give --rho instead",
+					fmtFlag(b.mu), fmtFlag(b.l), fmtFlag(b.eta), fmtFlag(b.hMin), fmtFlag(b.hMax),
+					map[bool]string{true: ", --commuting"}[b.commuting], bound.ErrNoContraction, ae.Value)}
+			}
 			return bound.Scenario{}, boundFlagError(err)
 		}
+		// The formula is a theorem, but its inputs were typed: ρ is only as
+		// good as them, and commutation was asserted, not checked.
+		k.Provenance = src
+		if b.commuting {
+			k.Provenance = bound.Assumed
+			k.Method += " (commutation asserted with --commuting, not checked)"
+		}
 	case changed("rho"):
-		p, err := bound.ParseProvenance(b.rhoSource)
+		p, err := typedProvenance("rho-source", b.rhoSource)
 		if err != nil {
-			return bound.Scenario{}, flagError("rho-source", "%q: want proved, estimated or assumed", b.rhoSource)
+			return bound.Scenario{}, err
 		}
 		k = bound.Contraction{Rho: b.rho, Provenance: p, Method: "given on the command line"}
 	default:
@@ -109,14 +145,17 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 		s.Ages = []int{}
 	}
 	if changed("delta0") {
-		p, err := bound.ParseProvenance(b.delta0Source)
+		p, err := typedProvenance("delta0-source", b.delta0Source)
 		if err != nil {
-			return bound.Scenario{}, flagError("delta0-source", "%q: want proved, estimated or assumed (required with --delta0)", b.delta0Source)
+			return bound.Scenario{}, err
 		}
 		s.Start, s.Delta0, s.Delta0Source = bound.StartGiven, b.delta0, p
 	}
 	return s, nil
 }
+
+// fmtFlag formats a flag value as the user would write it.
+func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // boundFlag maps a bound argument (or a certify field) to its flag.
 var boundFlag = map[string]string{
@@ -165,9 +204,10 @@ gets the weakest, and the terms it rests on are listed.
 
 The contraction ρ is either given (--rho, labelled by --rho-source) or proved
 from μ, L, η, hMin and hMax (--mu, --L; add --commuting when every H_Z commutes
-with every Hessian, e.g. isotropic losses or d = 1).`,
+with every Hessian, e.g. isotropic losses or d = 1 — an assertion the command
+cannot check, so ρ is then labelled assumed).`,
 		Example: `  # isotropic quadratics with curvatures in [1, 4]: hMin = 1/4, hMax = 1, proved ρ
-  unlearn bound --G 2 --hmin 0.25 --hmax 1 --eta 0.2 --constants-source proved \
+  unlearn bound --G 2 --hmin 0.25 --hmax 1 --eta 0.2 --constants-source estimated \
       --mu 1 --L 4 --commuting --ages 3,10 --horizon 50 --series
   # the paper's assumed contraction
   unlearn bound --G 1 --hmin 0.1 --hmax 2 --constants-source assumed --rho 0.9 --ages 0`,

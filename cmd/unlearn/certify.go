@@ -1,90 +1,80 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"slices"
 
 	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/floats"
 
-	"unlearn/bound"
 	"unlearn/certify"
 	"unlearn/noise"
 	"unlearn/olbfgs"
+	"unlearn/sign"
 	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
 func newCertifyCmd() *cobra.Command {
-	b := boundFlags{
-		agesHelp:    "; default: from --stream",
-		horizonHelp: " (the state must be at t0 + horizon; usually 0)",
-		stateHelp:   " (certify: default the state's)",
-	}
 	var (
-		stateFile, outFile, certFile, publicFile string
-		streamFile, actualFile, retainedFile     string
-		epsilon, delta, beta, alpha              float64
-		alphaSource, alphaMethod                 string
-		calibration, memory, intervention        string
-		retainedLast                             int
-		seed                                     uint64
+		stateFile, outFile, certFile, streamFile, retainedFile  string
+		epsilon, delta, beta, alpha                             float64
+		alphaMethod, calibration, memory, intervention, keyFile string
+		retainedLast                                            int
+		seed                                                    uint64
 	)
 	cmd := &cobra.Command{
-		Use:   "certify --state FILE --out FILE --certificate FILE --epsilon E --delta D (--alpha A --alpha-source P | bound flags)",
-		Short: "Add calibrated Gaussian noise to an unlearned state and write a certificate",
+		Use:   "certify --state FILE --out FILE --certificate FILE --epsilon E --delta D [--stream FILE --intervention NAME]",
+		Short: "Release an unlearned state with calibrated Gaussian noise and a certificate",
 		Long: `certify releases an unlearned learner state with (ε, δ)-certified unlearning
 (paper: Definition "(ε,δ)-State Certified Unlearning", Theorem "o-LBFGS
-Unlearning Certificate"; SPEC §7; docs/theory.md §8–§9).
+Unlearning Certificate"; spec §7; docs/theory.md).
 
-Input: a state snapshot (olbfgs-state/v1, e.g. from 'unlearn train' on a stream
-whose delete events are the deletion request). Output: the released snapshot
-(--out) and a JSON certificate (--certificate, format unlearn-certificate/v1).
+Input: a state snapshot (olbfgs-state/v1, from 'unlearn train' on a stream whose
+delete events are the deletion request). Output: the release (--out, format
+unlearn-release/v1: the configuration, the loss header, the noised w and the
+released memory, nothing else) and a certificate (--certificate,
+unlearn-certificate/v2), both public.
 
-The sensitivity α bounds ‖w̃ − w⁻‖₂, the distance of the state's parameters from
-those of the deletion-edited counterfactual. Give it directly (--alpha, with
---alpha-source saying whether it is proved, estimated or assumed), or give the
-bound's inputs as for 'unlearn bound' (--G, --hmin, --hmax, --constants-source,
---rho or --mu/--L, --memory-model …; η and τ default to the state's) with the
-deletions' ages (--ages, or
---stream: the stream the state was trained on, from which the ages of the
-state's deleted ids are computed). If the state comes from an intervention that
-moved w, give --actual (the snapshot before the intervention): its shift
-‖w̃ − w‖₂ is added to the bound's α. With --alpha every bound input, --stream
-and --actual are rejected: a given α must already cover all of it.
+The sensitivity α bounds ‖w̃ − w⁻‖₂, the distance of the released parameters
+from those of the deletion-edited counterfactual. The toolkit computes it from
+public quantities only — never from the data:
 
-Noise N(0, σ²I) is added to w only, as one Gaussian mechanism with σ computed
-once (--calibration analytic, the default, or classic for ε < 1). Then the
-memory policy (--memory):
+  --stream FILE   the stream the state was trained on: the ages of the state's
+                  deleted ids are read from it, and α is DERIVED from the
+                  learner's enforced configuration (train --radius,
+                  --sample-bound, --pair-angle/--pair-min/--pair-max) and the
+                  intervention's a-priori allowance (--intervention: noop, the
+                  default, param-only, pair-drop, memory-reset, retain-ft,
+                  drop-refill; exact replays are certified by the model store,
+                  which performs them);
+  (neither)       α is the diameter 2W' of the learner's ball (train --radius):
+                  proved whatever produced the state;
+  --alpha A       an α you supply. The toolkit cannot check it: the certificate
+                  says it is ASSUMED and that the guarantee is conditional on it.
 
-  reset    (default) Z = ∅: the whole state (w, Z) is covered;
-  rebuild  Z is rebuilt by replaying retained inserts (--retained FILE: the last
-           --retained-last inserts of that stream whose ids are not deleted)
-           from the noised w, which is kept: the whole state is covered;
-  keep     Z unchanged: ONLY the parameters are covered, and the certificate
-           says so.
+A learner trained without --radius has no proved α at all: certify then needs
+--alpha (assumed).
 
-A bound that fails with probability β (--beta) gives (ε, δ + β). Noise comes from
-the secure sampler of the Google DP library (about 7 µs per coordinate, one
-core). --insecure-seeded SEED uses a reproducible sampler instead, for
-experiments only: the certificate then says "seeded" and NOT for deployment.
+Noise N(0, σ²I) is added to w (projected onto the learner's ball first), one
+Gaussian mechanism with σ computed once (--calibration analytic, the default, or
+classic for ε < 1). The memory (--memory) is released empty (reset, default) or
+rebuilt by replaying retained inserts (--retained FILE, its last
+--retained-last inserts whose ids are not deleted) from the noised w. The
+un-noised memory is never released.
 
-The certificate records the SHA-256 of the state before the noise; anyone who can
-enumerate candidate states could test them against it, so publish only the
-redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.`,
-		Example: `  # a stream whose delete events (lines such as {"op":"delete","id":42}) are the
-  # deletion request, trained, then certified with a given α
-  unlearn train --stream q.jsonl --out state.json
-  unlearn certify --state state.json --out released.json --certificate cert.json \
-      --epsilon 1 --delta 1e-5 --alpha 0.3 --alpha-source estimated
-
-  # α from a proved bound; ages from the stream; memory rebuilt from retained data
-  unlearn certify --state state.json --out released.json --certificate cert.json \
-      --epsilon 1 --delta 1e-5 --stream q.jsonl --G 2 --hmin 0.25 --hmax 1 \
-      --eta 0.2 --constants-source proved --mu 1 --L 4 --commuting \
-      --memory rebuild --retained q.jsonl --public-certificate cert.public.json
-
-  unlearn verify --certificate cert.json --before state.json --after released.json`,
+--key NAME.key signs the certificate (unlearn keygen). Noise comes from the
+secure sampler of the Google DP library; --insecure-seeded SEED uses a
+reproducible sampler instead, for experiments only: the certificate then says
+"seeded" and NOT for deployment. Check a release with 'unlearn verify'.`,
+		Example: `  unlearn train --stream q.jsonl --radius 5 --sample-bound 3 --out state.json
+  unlearn certify --state state.json --stream q.jsonl --out release.json \
+      --certificate cert.json --epsilon 1 --delta 1e-5
+  unlearn verify --certificate cert.json --release release.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
@@ -102,62 +92,44 @@ redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.
 			if err != nil {
 				return err
 			}
-			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Beta: beta, Header: &header, Intervention: intervention,
-				Toolkit: "unlearn " + version}
+			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Beta: beta, Header: &header, Toolkit: "unlearn " + version,
+				Deletions: len(state.Deleted())}
 			if spec.Calibration, err = noise.ParseCalibration(calibration); err != nil {
 				return flagError("calibration", "%q: want analytic or classic", calibration)
 			}
-			if spec.Memory, err = certify.ParseMemoryPolicy(memory); err != nil {
-				return flagError("memory", "%q: want reset, rebuild or keep", memory)
+			if spec.Memory, err = certify.ParseMemoryPolicy(memory); err != nil || spec.Memory == certify.Exact {
+				return flagError("memory", "%q: want reset or rebuild (the un-noised memory is never released)", memory)
 			}
-			if changed("alpha") {
-				for _, name := range append(boundFlagNames(), "stream", "actual") {
+			switch {
+			case changed("alpha"):
+				for _, name := range []string{"stream", "intervention"} {
 					if changed(name) {
-						return flagError(name, "give --alpha or the bound's inputs, not both")
+						return flagError(name, "give --alpha (assumed) or --stream (derived), not both")
 					}
 				}
-				p, err := bound.ParseProvenance(alphaSource)
-				if err != nil {
-					return flagError("alpha-source", "%q: want proved, estimated or assumed (required with --alpha)", alphaSource)
+				spec.Alpha = &certify.Given{Alpha: alpha, Method: alphaMethod}
+			case changed("alpha-method"):
+				return flagError("alpha-method", "only with --alpha")
+			case streamFile != "":
+				b, ok := builtinByName(intervention)
+				if !ok {
+					return flagError("intervention", "%q: want noop, param-only, pair-drop, memory-reset, retain-ft or drop-refill (exact replays are performed and certified by the model store)", intervention)
 				}
-				spec.Alpha = &certify.Given{Alpha: alpha, Provenance: p, Method: alphaMethod}
-				spec.Deletions = len(state.Deleted())
-			} else {
-				for _, name := range []string{"alpha-source", "alpha-method"} {
-					if changed(name) {
-						return flagError(name, "only with --alpha")
-					}
-				}
-				// η and τ are the state's learner's unless given.
-				if !changed("eta") {
-					b.eta = state.Config().StepSize
-				}
-				if !changed("tau") && state.Config().Memory >= 1 {
-					b.tau = state.Config().Memory
-				}
-				s, err := b.scenario(changed)
+				ages, err := agesFromStream(streamFile, state)
 				if err != nil {
 					return err
 				}
-				if !changed("ages") {
-					if streamFile == "" {
-						return flagError("ages", "required: give --ages, or --stream to compute them")
-					}
-					if s.Ages, err = agesFromStream(streamFile, state); err != nil {
-						return err
-					}
-				}
-				spec.Scenario = &s
-				if actualFile != "" {
-					actual, _, err := readSnapshot(actualFile)
+				spec.Deletion = &certify.Deletion{Ages: ages, Intervention: b}
+				if b.Kind == unlearn.KindRetainFT {
+					r, err := retainedEvents(streamFile, state, state.Config().Memory)
 					if err != nil {
 						return err
 					}
-					if actual.Config().Dim != state.Config().Dim {
-						return flagError("actual", "d = %d, the state has d = %d", actual.Config().Dim, state.Config().Dim)
-					}
-					spec.Shift = certify.ShiftOf(actual, state)
+					spec.Deletion.Replayed = len(r)
 				}
+				spec.Intervention = intervention
+			case changed("intervention"):
+				return flagError("intervention", "needs --stream (the ages of the deletions come from it)")
 			}
 			if spec.Memory == certify.Rebuild {
 				if retainedFile == "" {
@@ -181,11 +153,22 @@ redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.
 			} else if d := state.Config().Dim; d >= 100_000 {
 				fmt.Fprintf(cmd.ErrOrStderr(), "adding secure noise to %d coordinates (about 7 µs each on one core)…\n", d)
 			}
-			out, cert, err := certify.Certify(state, spec)
-			if err != nil {
-				return specFlagError(err)
+			var key *sign.Secret
+			if keyFile != "" {
+				if key, err = sign.LoadSecret(keyFile); err != nil {
+					return flagError("key", "%v", err)
+				}
 			}
-			snap, err := olbfgs.MarshalSnapshot(out, header)
+			rel, cert, err := certify.Certify(state, spec)
+			if err != nil {
+				return certifyFlagError(err)
+			}
+			if key != nil {
+				if err := certify.Sign(cert, key); err != nil {
+					return err
+				}
+			}
+			relJSON, err := rel.Marshal()
 			if err != nil {
 				return err
 			}
@@ -193,58 +176,80 @@ redacted copy (--public-certificate). Check a certificate with 'unlearn verify'.
 			if err != nil {
 				return err
 			}
-			var pubJSON []byte
-			if publicFile != "" {
-				pub, err := cert.Public()
-				if err != nil {
-					return err
-				}
-				if pubJSON, err = pub.MarshalIndent(); err != nil {
-					return err
-				}
-			}
 			for _, f := range []struct {
 				path string
 				data []byte
-			}{{outFile, snap}, {certFile, certJSON}, {publicFile, pubJSON}} {
-				if f.path == "" {
-					continue
-				}
+			}{{outFile, relJSON}, {certFile, certJSON}} {
 				if err := writeFileAtomic(f.path, f.data); err != nil {
 					return err
 				}
 			}
-			w := cmd.OutOrStdout()
-			fmt.Fprint(w, cert.Summary())
-			fmt.Fprintf(w, "wrote %s and %s", outFile, certFile)
-			if publicFile != "" {
-				fmt.Fprintf(w, " (public copy %s)", publicFile)
-			}
-			fmt.Fprintln(w)
+			fmt.Fprint(cmd.OutOrStdout(), cert.Summary())
+			printUtility(cmd.ErrOrStderr(), cert, rel)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s and %s\n", outFile, certFile)
 			return nil
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&stateFile, "state", "", "unlearned state snapshot to certify (required)")
-	f.StringVarP(&outFile, "out", "o", "", "released (noised) state snapshot to write (required)")
+	f.StringVar(&stateFile, "state", "", "unlearned state snapshot to release (required)")
+	f.StringVarP(&outFile, "out", "o", "", "release to write (required)")
 	f.StringVar(&certFile, "certificate", "", "certificate to write (required)")
-	f.StringVar(&publicFile, "public-certificate", "", "also write a redacted copy for publication (no before-state hash)")
 	f.Float64Var(&epsilon, "epsilon", 0, "privacy parameter ε > 0 (required)")
 	f.Float64Var(&delta, "delta", 0, "privacy parameter δ ∈ (0, 1) (required)")
-	f.Float64Var(&beta, "beta", 0, "probability β ∈ [0, 1) that the bound fails: the release is (ε, δ + β)")
-	f.Float64Var(&alpha, "alpha", 0, "sensitivity α ≥ 0, given directly (instead of the bound flags)")
-	f.StringVar(&alphaSource, "alpha-source", "", "provenance of --alpha: proved, estimated or assumed")
+	f.Float64Var(&beta, "beta", 0, "probability β ∈ [0, 1) that an assumed --alpha fails: the release is (ε, δ + β)")
+	f.Float64Var(&alpha, "alpha", 0, "sensitivity α > 0 you supply: ASSUMED, the certificate says so")
 	f.StringVar(&alphaMethod, "alpha-method", "", "how --alpha was obtained, recorded in the certificate")
 	f.StringVar(&calibration, "calibration", "analytic", "noise calibration: analytic or classic (ε < 1)")
-	f.StringVar(&memory, "memory", "reset", "memory policy: reset, rebuild or keep")
+	f.StringVar(&memory, "memory", "reset", "memory released: reset (empty) or rebuild (from the noised w and retained data)")
 	f.StringVar(&retainedFile, "retained", "", "stream file of retained data for --memory rebuild")
 	f.IntVar(&retainedLast, "retained-last", 0, "replay the last N retained inserts of --retained (default: the state's τ)")
-	f.StringVar(&streamFile, "stream", "", "the stream the state was trained on: computes --ages for the state's deleted ids")
-	f.StringVar(&actualFile, "actual", "", "snapshot of the learner before the intervention: adds its shift ‖w̃ − w‖₂ to the bound")
-	f.StringVar(&intervention, "intervention", "", "name of the intervention that produced the state, recorded in the certificate")
+	f.StringVar(&streamFile, "stream", "", "the stream the state was trained on: α is derived from the deletions' ages in it")
+	f.StringVar(&intervention, "intervention", "noop", "intervention that produced the state (with --stream)")
+	f.StringVar(&keyFile, "key", "", "sign the certificate with this Ed25519 key (unlearn keygen)")
 	f.Uint64Var(&seed, "insecure-seeded", 0, "use the SEEDED sampler with this seed: reproducible, for experiments only, NOT for deployment")
-	b.register(f)
 	return cmd
+}
+
+// builtinByName returns the built-in intervention certify derives α for.
+func builtinByName(name string) (unlearn.Builtin, bool) {
+	for _, op := range []unlearn.Operator{unlearn.NoOp(), unlearn.ParamOnly(), unlearn.PairDrop(), unlearn.MemoryReset(), unlearn.RetainFineTune(), unlearn.DropRefill()} {
+		if op.Name() == name {
+			b, _ := unlearn.BuiltinOf(op)
+			return b, true
+		}
+	}
+	return unlearn.Builtin{}, false
+}
+
+// printUtility prints what the noise costs: its expected norm σ·√d beside
+// the released ‖w‖ (public), and a warning when the noise dominates.
+func printUtility(w io.Writer, c *certify.Certificate, r *certify.Release) {
+	if c.Exact {
+		return
+	}
+	nn := c.SigmaApplied * math.Sqrt(float64(c.Dim))
+	wn := floats.Norm(r.W, 2)
+	fmt.Fprintf(w, "noise: expected ‖noise‖ = σ·√d ≈ %.4g; released ‖w‖ = %.4g\n", nn, wn)
+	if nn > wn/2 {
+		fmt.Fprintf(w, "WARNING: the noise dominates the model (‖noise‖ ≈ %.3g × ‖w‖): the release is likely of little use; see docs/theory.md on tightening α (a smaller radius, the pair guard, exact replay)\n", nn/max(wn, 1e-300))
+	}
+}
+
+// certifyFlagError maps a certify.SpecError to the flag that set the field.
+func certifyFlagError(err error) error {
+	var se *certify.SpecError
+	if !errors.As(err, &se) {
+		return err
+	}
+	flag, ok := map[string]string{
+		"Epsilon": "epsilon", "Delta": "delta", "Beta": "beta", "Calibration": "calibration",
+		"Alpha.Alpha": "alpha", "Alpha": "alpha", "Memory": "memory", "Retained": "retained",
+		"Sampler": "insecure-seeded", "Config.Radius": "state", "Deletion.Intervention": "intervention",
+	}[se.Field]
+	if !ok {
+		return err
+	}
+	return flagError(flag, "%v", se.Err)
 }
 
 // readSnapshot reads a state snapshot file.

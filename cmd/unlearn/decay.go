@@ -114,13 +114,13 @@ decay writes the report with Experiment 1's figures into DIR/report (see
 			})
 			bar.finish()
 			if err != nil {
-				return interrupted(err)
+				return interrupted(configFlag(err))
 			}
 			res.Manifest.Provenance = provenance(cmd, nil)
 			if err := experiment.WriteResults(out, res, experiment.TableOptions{}); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "%d variants in %v; wrote %s\n", len(grid.Configs), time.Since(start).Round(time.Millisecond), out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "%d variant(s) in %v; wrote %s\n", len(grid.Configs), time.Since(start).Round(time.Millisecond), out)
 			if err := writeResultsReport(cmd.ErrOrStderr(), res, out, noReport); err != nil {
 				return err
 			}

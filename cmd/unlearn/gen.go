@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
@@ -30,6 +31,9 @@ are recorded in the header, so the file documents how it was made.`,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if out == "" {
 				return flagError("out", "required (a file path, or - for standard output)")
+			}
+			if err := checkGenFlags(cmd.Flags().Changed, kind, d, events, kappa, scale); err != nil {
+				return err
 			}
 			var (
 				h   *stream.History
@@ -70,4 +74,36 @@ are recorded in the header, so the file documents how it was made.`,
 	f.Float64Var(&scale, "feature-scale", 1, "logistic only: largest eigenvalue of the feature covariance (at κ the default learner is chaotic)")
 	f.BoolVar(&noDrift, "no-drift", false, "turn curvature/covariance drift off")
 	return cmd
+}
+
+// checkGenFlags checks the generator flags against the generators' ranges
+// (stream.QuadraticOptions, stream.LogisticOptions), naming the flag: the
+// generators read 0 as "default", which a command line must not do
+// silently, and their errors name Go struct fields. Flags that do not apply
+// to the chosen kind are refused rather than ignored.
+func checkGenFlags(changed func(string) bool, kind string, d, events int, kappa, scale float64) error {
+	minD := 2 // the quadratic stream's A_t needs d ≥ 2
+	switch kind {
+	case string(stream.KindQuadratic):
+		if changed("feature-scale") {
+			return flagError("feature-scale", "applies to --kind logistic only (the quadratic stream has no features)")
+		}
+	case string(stream.KindLogistic):
+		minD = 1
+	default:
+		return flagError("kind", "%q: want quadratic or logistic", kind)
+	}
+	switch {
+	case d < minD || d > stream.MaxGeneratedDim:
+		return flagError("d", "%d must be in [%d, %d] for a %s stream (the generators build dense d×d matrices)", d, minD, stream.MaxGeneratedDim, kind)
+	case events < 1:
+		return flagError("events", "%d must be at least 1", events)
+	case events > stream.MaxGeneratedValues/(d+6):
+		return flagError("events", "%d must be at most %d at d = %d (T·(d+6) words ≤ 2^28)", events, stream.MaxGeneratedValues/(d+6), d)
+	case !(kappa >= 1) || math.IsInf(kappa, 0):
+		return flagError("kappa", "%v must be finite and at least 1", kappa)
+	case !(scale > 0) || math.IsInf(scale, 0):
+		return flagError("feature-scale", "%v must be positive and finite", scale)
+	}
+	return nil
 }

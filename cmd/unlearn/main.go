@@ -94,6 +94,8 @@ func configFlagError(err error) error {
 	flag := map[string]string{
 		"Dim": "d", "Memory": "tau", "StepSize": "eta",
 		"InitialScale": "gamma0", "CurvatureTol": "curvature-tol",
+		"Radius": "radius", "SampleBound": "sample-bound",
+		"PairAngle": "pair-angle", "PairMin": "pair-min", "PairMax": "pair-max",
 	}[ce.Field]
 	return flagError(flag, "%v: %s", ce.Value, ce.Want)
 }

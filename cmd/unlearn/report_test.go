@@ -143,3 +143,22 @@ func TestMergeRecordsParts(t *testing.T) {
 	require.Contains(t, p.Parts[1].Command, "1/2", "merged provenance: the second shard's command")
 	assert.False(t, exists(t, filepath.Join(merged, "report")), "merge --no-report wrote a report")
 }
+
+// TestReportOfAFileRun: the report of a run on a stream file shows the
+// seed the file's header records, not the zero Seed of the record's empty
+// Config.Stream (issue 14: it showed "stream 0").
+func TestReportOfAFileRun(t *testing.T) {
+	dir := t.TempDir()
+	streamFile := filepath.Join(dir, "q.jsonl")
+	rec := filepath.Join(dir, "run.json")
+	_, err := runCLI(t, "gen", "--events", "120", "--d", "4", "--seed", "7", "--out", streamFile)
+	require.NoError(t, err)
+	out, err := runCLI(t, "run", "--stream", streamFile, "--t-del", "60", "--tau", "3", "--mq", "4", "--seed", "2",
+		"--zero-timing", "--out", rec)
+	require.NoError(t, err, "run output:\n%s", out)
+	_, err = runCLI(t, "report", rec)
+	require.NoError(t, err)
+	md := string(readFile(t, filepath.Join(dir, "run-report", report.MarkdownFile)))
+	assert.Contains(t, md, "stream 7 (from the file's header), deletions 2, probes 2")
+	assert.NotContains(t, md, "stream 0")
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -73,6 +74,16 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 			if horizon < 0 {
 				return flagError("horizon", "%d must be non-negative (0: T − t_del)", horizon)
 			}
+			// Check the outputs before computing: a long run must not fail
+			// at the end on a missing or read-only folder.
+			for _, o := range []struct{ flag, path string }{{"out", out}, {"series-csv", seriesCSV}} {
+				if o.path == "" {
+					continue
+				}
+				if err := checkWritable(o.path); err != nil {
+					return flagError(o.flag, "%v", err)
+				}
+			}
 			cfg := experiment.Config{
 				Stream: experiment.StreamSpec{Kind: stream.Kind(kind), D: d, T: events, Kappa: kappa, Seed: seed, NoDrift: noDrift, FeatureScale: scale},
 				TDel:   tdel, Horizon: horizon, Tau: tau, Eta: eta,
@@ -91,18 +102,31 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 			var (
 				rec *experiment.Record
 				err error
+				bar *progress
 			)
+			opt := experiment.Options{KeepSeries: true, ZeroTiming: zero, StepProgress: func(k, h int) {
+				if bar == nil {
+					bar = newProgress(cmd.ErrOrStderr(), h, "run")
+				}
+				bar.update(k, h)
+			}}
 			if in != "" {
 				h, src, err2 := experiment.StreamFile(in)
 				if err2 != nil {
 					return err2
 				}
-				rec, err = experiment.RunHistory(ctx, h, src, cfg, "run", experiment.Options{KeepSeries: true, ZeroTiming: zero})
+				if len(h.Events) < 2 {
+					return fmt.Errorf("--stream %s: the stream has %d event(s) after its header; run needs at least 2 (a prefix and a future event)", in, len(h.Events))
+				}
+				rec, err = experiment.RunHistory(ctx, h, src, cfg, "run", opt)
 			} else {
 				if err := cfg.Validate(); err != nil {
 					return configFlag(err)
 				}
-				rec, err = experiment.Run(ctx, "run", cfg, experiment.Options{KeepSeries: true, ZeroTiming: zero})
+				rec, err = experiment.Run(ctx, "run", cfg, opt)
+			}
+			if bar != nil {
+				bar.finish()
 			}
 			if err != nil {
 				return interrupted(configFlag(err))
@@ -121,7 +145,7 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", seriesCSV)
 			}
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "stream %s (%s, d=%d, T=%d), t_del=%d, H=%d, τ=%d, η=%g, U=%v (%s)\n\n",
+			fmt.Fprintf(w, "stream %s (%s, d=%d, T=%d), t_del=%d, H=%d, τ=%d, η=%.4g, U=%v (%s)\n\n",
 				rec.ID, rec.Source.Kind, rec.Source.D, rec.Source.T, rec.Config.TDel, rec.Config.Horizon,
 				rec.Config.Tau, rec.Config.Eta, rec.U, rec.Config.Mode)
 			return experiment.RunTable(rec).WriteMarkdown(w)
@@ -189,6 +213,30 @@ func configFlag(err error) error {
 		return err
 	}
 	return flagError(flag, "%v: %s", ce.Value, ce.Want)
+}
+
+// checkWritable reports whether a file can be created at path: its folder
+// exists and accepts a new file (tried with a temporary file, removed at
+// once), and path is not a folder. Nothing at path is touched.
+func checkWritable(path string) error {
+	if fi, err := os.Stat(path); err == nil && fi.IsDir() {
+		return fmt.Errorf("%s is a folder, want a file path", path)
+	}
+	dir := filepath.Dir(path)
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return fmt.Errorf("folder of %s: %w", path, err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a folder", dir)
+	}
+	f, err := os.CreateTemp(dir, ".unlearn-check-*")
+	if err != nil {
+		return fmt.Errorf("cannot write in %s: %w", dir, err)
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // writeAtomic writes a file through a temporary file and a rename.

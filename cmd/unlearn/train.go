@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
@@ -18,6 +19,7 @@ func newTrainCmd() *cobra.Command {
 		eta, gamma0  float64
 		curvatureTol float64
 	)
+	var certifiable certifiableFlags
 	cmd := &cobra.Command{
 		Use:   "train --stream FILE --out FILE",
 		Short: "Replay a stream file through the o-LBFGS learner and save the state",
@@ -35,6 +37,13 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			// As run and decay: τ ≥ 1 and η > 0, never 0 for "default".
+			if tau < 1 {
+				return flagError("tau", "%d must be at least 1", tau)
+			}
+			if !(eta > 0) || math.IsInf(eta, 0) {
+				return flagError("eta", "%v must be positive and finite", eta)
+			}
 			h, err := stream.ReadFile(in)
 			if err != nil {
 				return err
@@ -47,6 +56,7 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 				events = events[:upTo]
 			}
 			cfg := olbfgs.Config{Dim: h.Header.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
+			certifiable.apply(&cfg)
 			if err := cfg.Validate(); err != nil {
 				var ce *olbfgs.ConfigError
 				if errors.As(err, &ce) && ce.Field == "Dim" {
@@ -65,8 +75,9 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if err := writeFileAtomic(out, snap); err != nil {
 				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.6g\nwrote %s\n",
-				l.T(), l.Memory().Len(), cfg.Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2), out)
+			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.4g\n",
+				l.T(), l.Memory().Len(), cfg.Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
 			return nil
 		},
 	}
@@ -78,5 +89,6 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&upTo, "events", 0, "replay only the first N events (0: all)")
+	certifiable.register(f)
 	return cmd
 }

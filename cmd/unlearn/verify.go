@@ -7,39 +7,43 @@ import (
 	"github.com/spf13/cobra"
 
 	"unlearn/certify"
+	"unlearn/sign"
 )
 
 func newVerifyCmd() *cobra.Command {
-	var certFile, beforeFile, afterFile string
+	var certFile, releaseFile, pubFile string
 	cmd := &cobra.Command{
-		Use:   "verify --certificate FILE --after FILE [--before FILE]",
-		Short: "Check a certificate against the states before and after the noise",
-		Long: `verify recomputes a certificate written by 'unlearn certify' and checks it
-against the state snapshots: the format (version) and digest; α from its recorded
-inputs (the bound's constants, contraction, memory model and ages, or the given
-value), σ from α, ε, δ and the calibration, σ ≥ the required σ, the zCDP cost,
-the guarantee (ε, δ + β), the provenance and statement; the SHA-256 of both
-snapshots; that only w (by noise of the claimed size, a χ² test at
-false-rejection rate 1e-10) and the memory (as the policy says: empty after a
-reset, built from retained ids only after a rebuild, unchanged when kept)
-changed; and that what the certificate covers matches the released memory.
+		Use:   "verify --certificate FILE --release FILE [--public-key NAME.pub]",
+		Short: "Check a certificate against the release it covers",
+		Long: `verify checks a certificate written by 'unlearn certify' (or the model store's
+release) against the release file it covers.
+
+With --public-key it first checks the certifier's Ed25519 signature (a
+certificate signed by another key, or edited after signing, is refused). It
+then recomputes from the certificate's public inputs everything that follows
+from them — α (the learner's constants are derived again from the RELEASE's
+configuration and loss header, so none of them can be edited), σ from α, ε, δ
+and the calibration, the guarantee (ε, δ + β), the provenance, the statement
+and warnings — and cross-checks the certificate against the release: the
+SHA-256 of the release file, the configuration (η, τ, γ₀, radius, pair guard),
+the dimension, the deletion count against the recorded ages, the sampler
+against "deployable", and the released memory against the memory policy.
 
 It exits with status 0 and prints a summary when the certificate is valid, and
-with a non-zero status and the reason (the certificate field that fails) when
-it is not. A redacted certificate (--public-certificate of certify) is checked
-without --before.
+with a non-zero status and the certificate field that fails when it is not.
 
-A valid certificate is consistent, not necessarily true: provenance labels and
-the sampler's name are the certifier's claims. Read its warnings.`,
-		Example: `  unlearn verify --certificate cert.json --before state.json --after released.json
-  unlearn verify --certificate cert.public.json --after released.json`,
-		Args: cobra.NoArgs,
+What no verifier can check from public data is printed as such: that the
+noise was drawn as stated, and that the state came from the stated history. A
+signature says who claims them. Read the warnings: an assumed α is the
+certifier's word.`,
+		Example: `  unlearn verify --certificate cert.json --release release.json --public-key certifier.pub`,
+		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if certFile == "" {
 				return flagError("certificate", "required")
 			}
-			if afterFile == "" {
-				return flagError("after", "required")
+			if releaseFile == "" {
+				return flagError("release", "required")
 			}
 			data, err := os.ReadFile(certFile)
 			if err != nil {
@@ -49,30 +53,33 @@ the sampler's name are the certifier's claims. Read its warnings.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", certFile, err)
 			}
-			after, err := os.ReadFile(afterFile)
+			rel, err := os.ReadFile(releaseFile)
 			if err != nil {
 				return err
 			}
-			var before []byte
-			if beforeFile != "" {
-				if before, err = os.ReadFile(beforeFile); err != nil {
-					return err
+			var pub certify.PublicKey
+			if pubFile != "" {
+				p, err := sign.LoadPublic(pubFile)
+				if err != nil {
+					return flagError("public-key", "%v", err)
 				}
-			} else if !cert.Redacted {
-				return flagError("before", "required: the certificate records the state before the noise (only a redacted certificate verifies without it)")
+				pub = p
 			}
-			rep, err := certify.Verify(cert, before, after)
+			rep, err := certify.Verify(cert, rel, pub)
 			if err != nil {
 				return fmt.Errorf("INVALID certificate %s: %w", certFile, err)
 			}
 			fmt.Fprint(cmd.OutOrStdout(), rep.String())
 			fmt.Fprintf(cmd.OutOrStdout(), "VALID: %s\n", certFile)
+			if pubFile == "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "note: no --public-key: the issuer was not authenticated")
+			}
 			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&certFile, "certificate", "", "certificate to verify (required)")
-	f.StringVar(&beforeFile, "before", "", "snapshot of the state before the noise (required unless the certificate is redacted)")
-	f.StringVar(&afterFile, "after", "", "snapshot of the released state (required)")
+	f.StringVar(&releaseFile, "release", "", "the release file the certificate covers (required)")
+	f.StringVar(&pubFile, "public-key", "", "the certifier's public key (unlearn keygen): check the signature first")
 	return cmd
 }

@@ -3,167 +3,163 @@ package main
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"math/rand/v2"
 
-	"unlearn/bound"
+	"gonum.org/v1/gonum/floats"
+
 	"unlearn/certify"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
 )
 
-// Case is one random instance of the check: a stream of PseudoHuber
-// samples, a deletion request and a continuation.
-type Case struct {
-	Lambda    float64 // ridge λ > 0: μ = λ, L = λ + 1
-	Tau       int     // memory size τ ≥ 1
-	EtaFrac   float64 // η·hMax·L ∈ (0, 2): the step size relative to its stability limit
-	Inserts   int     // inserts before the deletion request
-	Horizon   int     // inserts after it
-	Deletions int     // |U| ≤ Inserts
-	Seed      uint64  // seed of the samples and of U
+// Setting is YOUR deployment: the loss's public header (a kind the toolkit
+// knows constants for, quadratic or logistic, with your λ or H0, H1) and the
+// certifiable learner's configuration (radius, sample bound, pair guard).
+// certify.DerivedAlpha turns them and a deletion's public description into
+// the α every release is calibrated to.
+type Setting struct {
+	Header stream.Header
+	Config olbfgs.Config
+	// Custom is a loss the toolkit does not know (nil: the header's loss).
+	Custom stream.Loss
 }
 
-// Result is the outcome of a Case.
-type Result struct {
-	Rho           float64
-	RhoProvenance bound.Provenance
-	G             float64
-	Interventions []InterventionResult
-}
-
-// InterventionResult holds, for one intervention, α at the deletion time and
-// the largest ratio of the measured deviation ‖w̃_k − w⁻_k‖ to α_k over
-// k = 0…Horizon (≤ 1 when the bound holds; +Inf if a positive deviation
-// meets α = 0).
-type InterventionResult struct {
-	Name       string
-	Alpha0     float64
-	WorstRatio float64
-}
-
-// Check trains online L-BFGS on the case's stream, applies each
-// intervention to the deletion request, propagates it and the
-// deletion-edited counterfactual on the same future samples, and compares
-// their distance with the certified bound:
-//
-//   - the constants: μ = λ, L = λ + 1, hMin = 1/L, hMax = 1/μ (proved for
-//     this loss in d = 1, see PseudoHuber), ρ from bound.AnalyticContraction
-//     (commuting case), and G measured at exactly the points the proof uses
-//     (docs/theory.md §2, A2): the actual learner's states before each
-//     shared step, the counterfactual's before each deleted insert, and
-//     every intervention's states after the deletion;
-//   - α at the deletion time from certify.Spec with the untouched learner's
-//     scenario (ages from certify.AgesOf) plus the intervention's shift
-//     certify.ShiftOf(actual, intervened);
-//   - α_k after k more steps from the same scenario started at that α
-//     (bound.StartGiven).
-func (c Case) Check(r *rand.Rand) (Result, error) {
-	loss := PseudoHuber{Lambda: c.Lambda}
-	mu, L := c.Lambda, c.Lambda+1
-	hMin, hMax := 1/L, 1/mu
-	cfg := olbfgs.DefaultConfig(1)
-	cfg.Memory, cfg.InitialScale, cfg.StepSize = c.Tau, hMin, c.EtaFrac/(hMax*L)
-	events := make([]stream.Event, c.Inserts+c.Horizon)
-	for i := range events {
-		events[i] = stream.InsertEvent(int64(i+1), []float64{2 * r.NormFloat64()}, r.Float64())
+// Loss returns the setting's loss.
+func (s Setting) Loss() (stream.Loss, error) {
+	if s.Custom != nil {
+		return s.Custom, nil
 	}
+	return s.Header.Loss()
+}
+
+// Inserts returns n inserts with ids 1..n that the setting's learner
+// accepts: payloads of norm at most Config.SampleBound in a uniform
+// direction (logistic features x with labels ±1; quadratic minimizers a
+// with curvature weights in [0, 1]). Replace it by your own data's
+// distribution: the bound must hold for every stream the learner accepts.
+func (s Setting) Inserts(r *rand.Rand, n int) []stream.Event {
+	d, b := s.Config.Dim, s.Config.SampleBound
+	out := make([]stream.Event, n)
+	for i := range out {
+		v := make([]float64, d)
+		for j := range v {
+			v[j] = r.NormFloat64()
+		}
+		// Radii up to b: a quarter of the payloads on the sphere ‖v‖ = b.
+		rad := b * min(1, 1.25*r.Float64())
+		floats.Scale(rad/max(floats.Norm(v, 2), 1e-300), v)
+		for floats.Norm(v, 2) > b { // rounding: the learner would refuse it
+			floats.Scale(1-0x1p-50, v)
+		}
+		lab := r.Float64()
+		if s.Header.Kind == stream.KindLogistic {
+			lab = float64(1 - 2*r.IntN(2))
+		}
+		out[i] = stream.InsertEvent(int64(i+1), v, lab)
+	}
+	return out
+}
+
+// Case is one random instance of the check: a stream the setting's learner
+// accepts, a deletion request, and a number of retained inserts both the
+// intervened state and the counterfactual take before the release.
+type Case struct {
+	Inserts   int    // inserts before the deletion request
+	Horizon   int    // retained inserts after it, before the release
+	Deletions int    // |U| ≤ Inserts
+	Seed      uint64 // seed of the stream and of U
+}
+
+// Outcome is the check of one intervention.
+type Outcome struct {
+	Name      string
+	Alpha     float64 // certify.DerivedAlpha: the α of a release of this state
+	Source    string  // "recursion", or "diameter" when the diameter bound 2W' (or W' for drop-refill) is the smaller
+	Deviation float64 // ‖w̃ − w⁻‖₂ computed exactly, rounded up
+}
+
+// Check trains the setting's learner on the case's stream, applies every
+// built-in intervention for which the toolkit derives α to the deletion
+// request, continues the intervened state and the counterfactual on the same
+// Horizon retained inserts, and returns, for each, the derived α and the
+// exact distance of the released-before-noise parameters (projected onto
+// the learner's ball, as certify.Certify projects them) from the
+// counterfactual's. The bound holds when Deviation ≤ Alpha, with no
+// tolerance.
+func (s Setting) Check(c Case) ([]Outcome, error) {
+	loss, err := s.Loss()
+	if err != nil {
+		return nil, err
+	}
+	r := rand.New(rand.NewPCG(c.Seed, 1))
+	events := s.Inserts(r, c.Inserts+c.Horizon)
 	prefix, future := events[:c.Inserts], events[c.Inserts:]
 	u := stream.NewIDSet()
 	for len(u) < c.Deletions {
 		u.Add(int64(1 + r.IntN(c.Inserts)))
 	}
-
-	// The actual learner (with checkpoints, for window replay) and the
-	// counterfactual, stepped together over the prefix; G at the proof's
-	// points.
-	actual, err := olbfgs.New(cfg, loss)
+	actual, err := olbfgs.Replay(s.Config, loss, prefix)
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	if err := actual.KeepCheckpoints(c.Tau); err != nil {
-		return Result{}, err
-	}
-	cf, err := olbfgs.New(cfg, loss)
+	cf, err := olbfgs.Replay(s.Config, loss, stream.Counterfactual(events, u))
 	if err != nil {
-		return Result{}, err
+		return nil, err
 	}
-	var g float64
-	grad := []float64{0}
-	gradAt := func(w []float64, z stream.Sample) float64 { loss.Grad(grad, w, z); return math.Abs(grad[0]) }
-	for _, e := range prefix {
-		if u.Has(e.ID) {
-			g = max(g, gradAt(cf.W(), e.Sample))
-		} else {
-			g = max(g, gradAt(actual.W(), e.Sample))
-			if err := cf.Step(e); err != nil {
-				return Result{}, err
-			}
-		}
-		if err := actual.Step(e); err != nil {
-			return Result{}, err
-		}
-	}
-
 	req := unlearn.Request{Actual: actual, Prefix: prefix, U: u}
-	ops := []unlearn.Operator{unlearn.NoOp(), unlearn.ParamOnly(), unlearn.PairDrop(), unlearn.MemoryReset(),
-		unlearn.RetainFineTune(), unlearn.WindowReplay(c.Tau, "window-tau", "Window replay τ"), unlearn.Oracle()}
-	outs := make([]*olbfgs.Learner, len(ops))
-	devs := make([][]float64, len(ops))
-	for i, op := range ops {
-		out, _, err := unlearn.Run(op, req)
-		if err != nil {
-			return Result{}, err
-		}
-		outs[i] = out
-		a, b := out.Clone(), cf.Clone()
-		devs[i] = []float64{math.Abs(a.W()[0] - b.W()[0])}
-		for _, e := range future {
-			g = max(g, gradAt(a.W(), e.Sample))
-			if err := a.Step(e); err != nil {
-				return Result{}, err
-			}
-			if err := b.Step(e); err != nil {
-				return Result{}, err
-			}
-			devs[i] = append(devs[i], math.Abs(a.W()[0]-b.W()[0]))
-		}
-	}
-
-	rho, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: mu, L: L, Eta: cfg.StepSize, HMin: hMin, HMax: hMax, Case: bound.Commuting})
-	if err != nil {
-		return Result{}, err
-	}
-	res := Result{Rho: rho.Rho, RhoProvenance: rho.Provenance, G: g}
-	consts := bound.Constants{G: g, HMin: hMin, HMax: hMax, Eta: cfg.StepSize, Tau: c.Tau, Source: bound.Proved}
 	ages := certify.AgesOf(prefix, u)
-	for i, op := range ops {
-		at0, err := certify.Spec{
-			Scenario: &bound.Scenario{Constants: consts, Contraction: rho, Ages: ages},
-			Shift:    certify.ShiftOf(actual, outs[i]),
-		}.Sensitivity()
+	var out []Outcome
+	for _, op := range []unlearn.Operator{unlearn.NoOp(), unlearn.ParamOnly(), unlearn.PairDrop(), unlearn.MemoryReset(),
+		unlearn.RetainFineTune(), unlearn.DropRefill()} {
+		b, _ := unlearn.BuiltinOf(op)
+		del := &certify.Deletion{Ages: ages, Horizon: c.Horizon, Intervention: b}
+		if b.Kind == unlearn.KindRetainFT {
+			// Retain fine-tuning re-applies the retained inserts among the
+			// last τ (spec §8): its allowance counts them.
+			del.Replayed = len(stream.Counterfactual(stream.LastInserts(prefix, s.Config.Memory), u))
+		}
+		sens, err := certify.DerivedAlpha(s.Config, s.Header, del)
 		if err != nil {
-			return Result{}, err
+			return nil, fmt.Errorf("%s: %w", op.Name(), err)
 		}
-		ir := InterventionResult{Name: op.Name(), Alpha0: at0.Alpha}
-		// One scenario started at that α covers every k: its Alpha[k] is α_k.
-		later, err := bound.Scenario{Constants: consts, Contraction: rho, Ages: ages, Horizon: len(devs[i]) - 1,
-			Start: bound.StartGiven, Delta0: at0.Alpha, Delta0Source: at0.Provenance}.Bound()
+		state, _, err := unlearn.Run(op, req)
 		if err != nil {
-			return Result{}, err
+			return nil, fmt.Errorf("%s: %w", op.Name(), err)
 		}
-		for k, dev := range devs[i] {
-			switch a := later.Alpha[k]; {
-			case a > 0:
-				ir.WorstRatio = max(ir.WorstRatio, dev/a)
-			case dev > 0:
-				ir.WorstRatio = math.Inf(1)
-			}
+		if err := state.Run(future); err != nil {
+			return nil, fmt.Errorf("%s: continuing: %w", op.Name(), err)
 		}
-		if at0.Provenance != bound.Proved {
-			return Result{}, fmt.Errorf("%s: α is %s, want proved", op.Name(), at0.Provenance)
+		w := append([]float64(nil), state.W()...)
+		if rad := s.Config.RadiusBound(); floats.Norm(w, 2) > rad {
+			floats.Scale(rad/floats.Norm(w, 2), w)
 		}
-		res.Interventions = append(res.Interventions, ir)
+		src := "recursion"
+		if !(sens.Recursion > 0 && sens.Recursion+sens.Allowance < sens.Diameter) {
+			src = "diameter"
+		}
+		out = append(out, Outcome{Name: op.Name(), Alpha: sens.Alpha, Source: src, Deviation: exactDistance(w, cf.W())})
 	}
-	return res, nil
+	return out, nil
+}
+
+// exactDistance returns ‖a − b‖₂ computed exactly (math/big, 2200-bit
+// differences, a 200-bit square root) and rounded up to a float64: a
+// deviation compared with α without any tolerance. (The same computation
+// as certify's regression tests.)
+func exactDistance(a, b []float64) float64 {
+	sum := new(big.Float).SetPrec(4400)
+	for i := range a {
+		x := new(big.Float).SetPrec(2200).SetFloat64(a[i])
+		x.Sub(x, new(big.Float).SetPrec(2200).SetFloat64(b[i]))
+		x.Mul(x, x)
+		sum.Add(sum, x)
+	}
+	r := new(big.Float).SetPrec(200).Sqrt(sum)
+	f, acc := r.Float64()
+	if acc == big.Below {
+		f = math.Nextafter(f, math.Inf(1))
+	}
+	return f
 }

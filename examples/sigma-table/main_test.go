@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/csv"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -14,12 +15,11 @@ func TestRun(t *testing.T) {
 			t.Fatal(err)
 		}
 		s := out.String()
-		// Two tables, each a header, a separator and 3 deletion counts × 2 τ
-		// × 4 times since deletion.
-		if n := strings.Count(s, "\n| "); n != 2*(2+3*2*4) {
+		// A header, a separator and 2 τ × 5 requests.
+		if n := strings.Count(s, "\n| "); n != 2+2*5 {
 			t.Errorf("%d table rows:\n%s", n, s)
 		}
-		for _, want := range []string{"worst-case memory model; α is proved", "direct memory model; α is assumed"} {
+		for _, want := range []string{"every α is derived (proved)", "worst case"} {
 			if !strings.Contains(s, want) {
 				t.Errorf("output lacks %q", want)
 			}
@@ -34,9 +34,15 @@ func TestRun(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		// Two tables, each a header and 24 rows.
-		if len(recs) != 2*(1+24) || recs[0][0] != "deletions" || recs[25][0] != "deletions" {
-			t.Errorf("%d CSV records", len(recs))
+		if len(recs) != 1+10 || recs[0][0] != "tau" {
+			t.Fatalf("%d CSV records", len(recs))
+		}
+		// An old deletion needs less noise than a recent one (the recursion
+		// contracts with age), and never more than the diameter bound.
+		recent, _ := strconv.ParseFloat(recs[1][6], 64)
+		old, _ := strconv.ParseFloat(recs[2][6], 64)
+		if !(old < recent) {
+			t.Errorf("σ for a deletion 200 steps old (%v) is not below σ for a recent one (%v)", old, recent)
 		}
 	})
 }

@@ -1,0 +1,28 @@
+package main
+
+import (
+	"github.com/spf13/pflag"
+
+	"unlearn/olbfgs"
+)
+
+// certifiableFlags are the learner options that make a state certifiable
+// (olbfgs.Config.Radius, SampleBound, PairAngle, PairMin, PairMax): each is
+// off at 0, the paper's learner.
+type certifiableFlags struct {
+	radius, sampleBound, pairAngle, pairMin, pairMax float64
+}
+
+func (c *certifiableFlags) register(f *pflag.FlagSet) {
+	f.Float64Var(&c.radius, "radius", 0, "certifiable learner: project w onto the ball ‖w‖ ≤ W after every step (0: off)")
+	f.Float64Var(&c.sampleBound, "sample-bound", 0, "certifiable learner: refuse inserts whose payload norm exceeds B (0: off)")
+	f.Float64Var(&c.pairAngle, "pair-angle", 0, "certifiable learner: store only curvature pairs with tan∠(s,y) ≤ r̄ < 1 (0: off; needs --pair-min, --pair-max)")
+	f.Float64Var(&c.pairMin, "pair-min", 0, "certifiable learner: smallest sᵀy/‖s‖² of a stored pair (with --pair-angle)")
+	f.Float64Var(&c.pairMax, "pair-max", 0, "certifiable learner: largest sᵀy/‖s‖² of a stored pair (with --pair-angle)")
+}
+
+// apply sets the options on cfg.
+func (c *certifiableFlags) apply(cfg *olbfgs.Config) {
+	cfg.Radius, cfg.SampleBound = c.radius, c.sampleBound
+	cfg.PairAngle, cfg.PairMin, cfg.PairMax = c.pairAngle, c.pairMin, c.pairMax
+}
