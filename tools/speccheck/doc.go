@@ -9,8 +9,14 @@
 // and [References] finds the references in a text, so that a test can
 // check that each one resolves.
 //
-// The tests build their documents with the library APIs (a generated
-// stream, a trained learner's snapshot, a small experiment, certificates
-// from the seeded sampler, an accountant) and validate them with
-// github.com/santhosh-tekuri/jsonschema/v6 (draft 2020-12).
+// The tests build their documents with the library APIs — a generated
+// stream, trained learners' snapshots, a small experiment and a results
+// folder, certified releases of a certifiable learner (certify.Wrap and
+// certify.Certify: derived, diameter, exact and assumed α, reset and
+// rebuilt memories) with their certificates, some signed (sign.Generate,
+// certify.Sign) and each accepted by certify.Verify, a ledger that charges
+// them (package ledger), an accountant — and validate them with
+// github.com/santhosh-tekuri/jsonschema/v6 (draft 2020-12). Each format
+// also has hand-broken documents the schema must reject, and the test
+// records whether the toolkit's own reader rejects them too.
 package speccheck

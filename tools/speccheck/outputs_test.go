@@ -12,11 +12,10 @@ import (
 
 	"github.com/stretchr/testify/require"
 
-	"unlearn/bound"
 	"unlearn/certify"
 	"unlearn/experiment"
-	"unlearn/noise"
 	"unlearn/olbfgs"
+	"unlearn/sign"
 	"unlearn/stream"
 )
 
@@ -26,9 +25,13 @@ type outputs struct {
 	streams      map[string][]byte // stream files by kind, JSON Lines
 	snapshots    map[string][]byte // olbfgs-state/v1
 	records      map[string][]byte // unlearn-run/v1
-	certificates map[string][]byte // unlearn-certificate/v1
+	certificates map[string][]byte // unlearn-certificate/v2
+	releases     map[string][]byte // unlearn-release/v1, by the name of their certificate
+	ledgers      map[string][]byte // unlearn-ledger/v1, JSON Lines
 	accountants  map[string][]byte // unlearn-accountant/v1
 	manifests    map[string][]byte // unlearn-results/v1
+	// publicKey verifies the signed certificates and the ledgers.
+	publicKey sign.Public
 }
 
 var (
@@ -48,7 +51,8 @@ func realOutputs(t testing.TB) *outputs {
 func makeOutputs() (*outputs, error) {
 	o := &outputs{
 		streams: map[string][]byte{}, snapshots: map[string][]byte{}, records: map[string][]byte{},
-		certificates: map[string][]byte{}, accountants: map[string][]byte{}, manifests: map[string][]byte{},
+		certificates: map[string][]byte{}, releases: map[string][]byte{}, ledgers: map[string][]byte{},
+		accountants: map[string][]byte{}, manifests: map[string][]byte{},
 	}
 	// Streams from both generators, plus a stream with delete events.
 	q, err := stream.GenerateQuadratic(stream.QuadraticOptions{D: 3, T: 40, Seed: 7})
@@ -75,7 +79,6 @@ func makeOutputs() (*outputs, error) {
 	}
 
 	// Snapshots: trained learners (deleted ids, a full memory), both kinds.
-	trained := map[string]*olbfgs.Learner{}
 	for name, h := range map[string]*stream.History{"logistic": l, "quadratic-deletes": withDeletes} {
 		cfg := olbfgs.DefaultConfig(h.Header.D)
 		cfg.Memory = 4
@@ -88,7 +91,6 @@ func makeOutputs() (*outputs, error) {
 			return nil, err
 		}
 		o.snapshots[name] = snap
-		trained[name] = lr
 	}
 
 	// Run records: a generated stream with series, a stream file.
@@ -158,43 +160,10 @@ func makeOutputs() (*outputs, error) {
 		}
 	}
 
-	// Certificates with the seeded sampler: a given α with a kept memory,
-	// a proved bound with a rebuilt memory, and the redacted copy.
-	state := trained["quadratic-deletes"]
-	hdr := withDeletes.Header
-	_, given, err := certify.Certify(state, certify.Spec{
-		Epsilon: 1, Delta: 1e-5, Beta: 1e-7, Alpha: &certify.Given{Alpha: 0.3, Provenance: bound.Estimated, Method: "test"},
-		Memory: certify.Keep, Intervention: "noop", Header: &hdr,
-		Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{}),
-	})
+	// Certified releases, their certificates (some signed) and a ledger.
+	certs, err := makeCertified(o, dir)
 	if err != nil {
 		return nil, err
-	}
-	k, err := bound.AnalyticContraction(bound.AnalyticParams{Mu: 1, L: 4, Eta: 0.1, HMin: 0.25, HMax: 1, Case: bound.Commuting})
-	if err != nil {
-		return nil, err
-	}
-	sc := &bound.Scenario{
-		Constants:   bound.Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.1, Tau: 4, Source: bound.Assumed},
-		Contraction: k,
-		Ages:        certify.AgesOf(withDeletes.Events, stream.NewIDSet(state.Deleted()...)),
-	}
-	retained := stream.Counterfactual(stream.LastInserts(withDeletes.Events, 4), stream.NewIDSet(state.Deleted()...))
-	_, proved, err := certify.Certify(state, certify.Spec{
-		Epsilon: 2, Delta: 1e-6, Scenario: sc, Memory: certify.Rebuild, Retained: retained,
-		Intervention: "noop", Header: &hdr, Sampler: noise.NewSeededSampler(2, noise.SamplerOptions{}),
-	})
-	if err != nil {
-		return nil, err
-	}
-	public, err := proved.Public()
-	if err != nil {
-		return nil, err
-	}
-	for name, c := range map[string]*certify.Certificate{"given": given, "bound": proved, "public": public} {
-		if o.certificates[name], err = c.MarshalIndent(); err != nil {
-			return nil, err
-		}
 	}
 
 	// Accountants: empty, and after two releases.
@@ -205,7 +174,7 @@ func makeOutputs() (*outputs, error) {
 	if o.accountants["empty"], err = json.Marshal(acc); err != nil {
 		return nil, err
 	}
-	for _, c := range []*certify.Certificate{given, proved} {
+	for _, c := range certs {
 		if _, err := acc.Spend(certify.ChargeOf(c)); err != nil {
 			return nil, err
 		}
@@ -232,7 +201,8 @@ func TestDumpOutputs(t *testing.T) {
 	o := realOutputs(t)
 	for kind, m := range map[string]map[string][]byte{
 		"stream": o.streams, "snapshot": o.snapshots, "record": o.records,
-		"certificate": o.certificates, "accountant": o.accountants, "manifest": o.manifests,
+		"certificate": o.certificates, "release": o.releases, "ledger": o.ledgers,
+		"accountant": o.accountants, "manifest": o.manifests,
 	} {
 		for name, b := range m {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))

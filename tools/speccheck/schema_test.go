@@ -16,6 +16,7 @@ import (
 	"unlearn/certify"
 	"unlearn/experiment"
 	"unlearn/internal/strictjson"
+	"unlearn/ledger"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -36,8 +37,9 @@ type format struct {
 	// instances splits a document into the JSON values the schema
 	// validates; nil means the document is one value.
 	instances func(doc []byte) [][]byte
-	// read is the toolkit's reader of a whole document.
-	read func(doc []byte) error
+	// read is the toolkit's reader of a whole document (o brings the
+	// public key a signed format is verified with).
+	read func(o *outputs, doc []byte) error
 	// broken are edits of a real document that the schema must reject.
 	broken []breakage
 }
@@ -63,7 +65,7 @@ func formats() []format {
 			return m
 		}
 	}
-	readStream := func(doc []byte) error { _, err := stream.Read(bytes.NewReader(doc)); return err }
+	readStream := func(_ *outputs, doc []byte) error { _, err := stream.Read(bytes.NewReader(doc)); return err }
 	return []format{
 		{
 			name: "stream header", schema: "olbfgs-stream-v1.header.schema.json",
@@ -113,7 +115,7 @@ func formats() []format {
 		{
 			name: "snapshot", schema: "olbfgs-state-v1.schema.json",
 			docs: func(o *outputs) map[string][]byte { return o.snapshots },
-			read: func(doc []byte) error { _, _, err := olbfgs.UnmarshalSnapshot(doc); return err },
+			read: func(_ *outputs, doc []byte) error { _, _, err := olbfgs.UnmarshalSnapshot(doc); return err },
 			broken: []breakage{
 				{"unknown field", "logistic", editDoc(set("extra", 1)), true},
 				{"format v2", "logistic", editDoc(set("format", "olbfgs-state/v2")), true},
@@ -125,12 +127,16 @@ func formats() []format {
 				{"w of strings", "logistic", editDoc(set("w", []string{"0", "0", "0"})), true},
 				{"stream header of the other kind", "logistic", editDoc(set("stream/H0", [][]float64{{1}})), true},
 				{"negative t", "logistic", editDoc(set("t", -1)), true},
+				{"pair guard without its window", "certifiable", editDoc(del("config/pair_min")), true},
+				{"pair angle 1", "certifiable", editDoc(set("config/pair_angle", 1)), true},
+				{"negative radius", "certifiable", editDoc(set("config/radius", -1)), true},
+				{"sample bound as a string", "certifiable", editDoc(set("config/sample_bound", "2")), true},
 			},
 		},
 		{
 			name: "run record", schema: "unlearn-run-v1.schema.json",
 			docs: func(o *outputs) map[string][]byte { return o.records },
-			read: func(doc []byte) error { _, err := experiment.ReadRecord(bytes.NewReader(doc)); return err },
+			read: func(_ *outputs, doc []byte) error { _, err := experiment.ReadRecord(bytes.NewReader(doc)); return err },
 			broken: []breakage{
 				{"format v2", "file", editDoc(set("format", "unlearn-run/v2")), true},
 				{"unknown summary field", "file", editDoc(set("methods/0/summary/median", 1)), true},
@@ -141,12 +147,14 @@ func formats() []format {
 				{"clearance -2", "file", editDoc(set("methods/0/summary/clearance", -2)), false},
 				{"no methods", "file", editDoc(set("methods", []any{})), false},
 				{"short source hash", "file", editDoc(set("source/sha256", "abc")), false},
+				{"file seed beside a generated stream", "generated", editDoc(set("source/seed", 3)), false},
+				{"negative file seed", "file", editDoc(set("source/seed", -1)), true},
 			},
 		},
 		{
 			name: "results manifest", schema: "unlearn-results-v1.schema.json",
 			docs: func(o *outputs) map[string][]byte { return o.manifests },
-			read: func(doc []byte) error {
+			read: func(_ *outputs, doc []byte) error {
 				var m experiment.Manifest
 				if err := strictjson.Decode(bytes.NewReader(doc), &m); err != nil {
 					return err
@@ -164,30 +172,86 @@ func formats() []format {
 			},
 		},
 		{
-			name: "certificate", schema: "unlearn-certificate-v1.schema.json",
-			docs: func(o *outputs) map[string][]byte { return o.certificates },
-			read: func(doc []byte) error { _, err := certify.ParseCertificate(doc); return err },
+			name: "release", schema: "unlearn-release-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.releases },
+			read: func(_ *outputs, doc []byte) error { _, err := certify.ParseRelease(doc); return err },
 			broken: []breakage{
-				{"format v2", "given", editDoc(set("format", "unlearn-certificate/v2")), true},
-				{"unknown field", "given", editDoc(set("signature", "x")), true},
-				{"unknown memory policy", "given", editDoc(set("memory", "forget")), true},
-				{"unspecified provenance", "given", editDoc(set("provenance", "unspecified")), true},
-				{"unknown bound field", "bound", editDoc(set("alpha/bound/L", 4)), true},
-				{"rebuild without retained data", "bound", editDoc(del("retained")), false},
-				{"kept memory covering the state", "given", editDoc(set("covers", "state")), false},
-				{"seeded and deployable", "given", editDoc(set("deployable", true)), false},
-				{"redacted with a before hash", "given", editDoc(set("redacted", true)), false},
-				{"unredacted without a before hash", "bound", editDoc(del("before_sha256")), false},
-				{"given alpha with bound inputs", "bound", editDoc(set("alpha/source", "given")), false},
-				{"epsilon 0", "given", editDoc(set("epsilon", 0)), false},
-				{"rho = 1", "bound", editDoc(set("alpha/bound/contraction/rho", 1)), false},
-				{"digest not hex", "given", editDoc(set("digest", "XYZ")), false},
+				{"format v2", "derived noop", editDoc(set("format", "unlearn-release/v2")), true},
+				{"a pair with its source", "exact window", editDoc(set("memory/0/source", []int{31, 32})), true},
+				{"an event counter t", "derived noop", editDoc(set("t", 40)), true},
+				{"deleted ids", "derived noop", editDoc(set("deleted", []int{35})), true},
+				{"a skip counter", "diameter", editDoc(set("skipped", 0)), true},
+				{"a hash of the state", "diameter", editDoc(set("sha256", strings.Repeat("0", 64))), true},
+				{"loss header with metadata", "derived noop", editDoc(set("loss/seed", 3)), true},
+				{"pair without y", "exact window", editDoc(del("memory/0/y")), true},
+				{"w of strings", "diameter", editDoc(set("w", []string{"0", "0", "0"})), true},
+				{"unknown config field", "diameter", editDoc(set("config/lr", 0.1)), true},
+				{"pair guard without its window", "diameter", editDoc(set("config/pair_min", 0)), true},
+				{"config without radius", "diameter", editDoc(del("config/radius")), false},
+				{"config without the pair guard's fields", "diameter", editDoc(del("config/pair_angle")), false},
+			},
+		},
+		{
+			name: "certificate", schema: "unlearn-certificate-v2.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.certificates },
+			read: func(_ *outputs, doc []byte) error { _, err := certify.ParseCertificate(doc); return err },
+			broken: []breakage{
+				{"format v1", "derived noop", editDoc(set("format", "unlearn-certificate/v1")), true},
+				{"a hash of the state before the noise", "derived noop", editDoc(set("before_sha256", strings.Repeat("0", 64))), true},
+				{"covers", "diameter", editDoc(set("covers", "state")), true},
+				{"redacted", "diameter", editDoc(set("redacted", true)), true},
+				{"memory kept", "diameter", editDoc(set("memory", "keep")), true},
+				{"unknown calibration", "diameter", editDoc(set("calibration", "laplace")), true},
+				{"unspecified provenance", "diameter", editDoc(set("provenance", "unspecified")), true},
+				{"v1 bound inputs", "derived noop", editDoc(set("alpha/bound", map[string]any{"G": 1})), true},
+				{"v1 given source", "assumed rebuild", editDoc(set("alpha/source", "given")), false},
+				{"estimated provenance", "assumed rebuild", editDoc(set("provenance", "estimated")), false},
+				{"assumed alpha labelled proved", "assumed rebuild", editDoc(set("alpha/provenance", "proved")), false},
+				{"beta with a derived alpha", "derived noop", editDoc(set("beta", 0.001)), false},
+				{"exact with noise", "exact window", editDoc(set("sigma", 1)), false},
+				{"exact with a reset memory", "exact oracle", editDoc(set("memory", "reset")), false},
+				{"noised without a sampler", "derived noop", editDoc(set("sampler", "none")), false},
+				{"seeded and deployable", "derived noop", editDoc(set("deployable", true)), false},
+				{"derived without its deletion", "derived retain-ft", editDoc(del("alpha/deletion")), false},
+				{"derived alpha of an oracle replay", "derived noop", editDoc(set("alpha/deletion/intervention/kind", "oracle")), false},
+				{"window replay without its window", "derived window", editDoc(del("alpha/deletion/intervention/window")), false},
+				{"negative age", "derived noop", editDoc(set("alpha/deletion/ages/0", -1)), false},
+				{"repeated age", "derived window", editDoc(set("alpha/deletion/ages", []int{10, 10})), false},
+				{"diameter without a radius", "diameter", editDoc(set("config/radius", 0)), false},
+				{"config without radius", "derived noop", editDoc(del("config/radius")), false},
+				{"reset with retained inserts", "derived noop", editDoc(set("retained", 3)), false},
+				{"signature without key id", "derived noop", editDoc(del("key_id")), false},
+				{"signature not hex", "exact window", editDoc(set("signature", "zz")), false},
+				{"short release hash", "diameter", editDoc(set("release_sha256", "abc")), false},
+			},
+		},
+		{
+			name: "ledger", schema: "unlearn-ledger-v1.schema.json",
+			docs:      func(o *outputs) map[string][]byte { return o.ledgers },
+			instances: lines,
+			read: func(o *outputs, doc []byte) error {
+				_, err := ledger.Parse("ledger", doc, o.publicKey)
+				return err
+			},
+			broken: []breakage{
+				{"format v2", "empty", editLine(0, set("genesis/format", "unlearn-ledger/v2")), true},
+				{"genesis at seq 1", "empty", editLine(0, set("seq", 1)), true},
+				{"genesis with a charge", "charged", editLine(0, set("charge", map[string]any{"label": "x", "certificate": "x", "alpha": 1, "sigma": 1, "beta": 0})), true},
+				{"short key id", "empty", editLine(0, set("genesis/key_id", "abc")), true},
+				{"unknown record type", "charged", editLine(1, set("type", "refund")), true},
+				{"unknown charge field", "charged", editLine(1, set("charge/zcdp", 0.1)), true},
+				{"negative alpha", "charged", editLine(1, set("charge/alpha", -1)), true},
+				{"charge without totals", "charged", editLine(1, del("totals")), true},
+				{"zero releases", "charged", editLine(1, set("totals/releases", 0)), true},
+				{"prev not a hash", "charged", editLine(2, set("prev", "abc")), true},
+				{"signature not base64", "charged", editLine(2, set("sig", "not a signature")), true},
+				{"seal with totals", "charged", editLastLine(set("totals", map[string]any{"releases": 1, "epsilon": 0, "beta": 0})), true},
 			},
 		},
 		{
 			name: "accountant", schema: "unlearn-accountant-v1.schema.json",
 			docs: func(o *outputs) map[string][]byte { return o.accountants },
-			read: func(doc []byte) error { var a certify.Accountant; return json.Unmarshal(doc, &a) },
+			read: func(_ *outputs, doc []byte) error { var a certify.Accountant; return json.Unmarshal(doc, &a) },
 			broken: []breakage{
 				{"format v2", "spent", editDoc(set("format", "unlearn-accountant/v2")), true},
 				{"unknown field", "spent", editDoc(set("epsilon", 1)), true},
@@ -249,7 +313,7 @@ func TestSchemasAcceptRealOutputs(t *testing.T) {
 			docs := f.docs(o)
 			require.NotEmpty(t, docs)
 			for name, doc := range docs {
-				require.NoError(t, f.read(doc), "the toolkit's reader, document %s", name)
+				require.NoError(t, f.read(o, doc), "the toolkit's reader, document %s", name)
 				require.NoError(t, validateDoc(f, sch, doc), "document %s:\n%s", name, doc)
 			}
 		})
@@ -270,9 +334,9 @@ func TestSchemasRejectBrokenDocuments(t *testing.T) {
 				require.NotEqual(t, string(doc), string(broken), "%s: the edit changed nothing", b.name)
 				require.Error(t, validateDoc(f, sch, broken), "%s: the schema accepted:\n%s", b.name, broken)
 				if b.readerRejects {
-					require.Error(t, f.read(broken), "%s: the toolkit's reader accepted it", b.name)
+					require.Error(t, f.read(o, broken), "%s: the toolkit's reader accepted it", b.name)
 				} else {
-					require.NoError(t, f.read(broken), "%s: the reader rejects it: mark readerRejects", b.name)
+					require.NoError(t, f.read(o, broken), "%s: the reader rejects it: mark readerRejects", b.name)
 				}
 			}
 		})
@@ -295,7 +359,7 @@ func TestEverySchemaIsChecked(t *testing.T) {
 	for _, f := range files {
 		base := filepath.Base(f)
 		require.Contains(t, used, base, "schema %s has no row in formats()", base)
-		require.Contains(t, string(spec), "(schemas/"+base+")", "docs/spec.md does not link %s", base)
+		require.True(t, strings.Contains(string(spec), "(schemas/"+base+")"), "docs/spec.md does not link %s", base)
 		compile(t, base)
 	}
 }
@@ -389,6 +453,11 @@ func editLine(n int, edit func(*testing.T, any) any) func(*testing.T, []byte) []
 		ls[n] = encode(t, edit(t, decode(t, ls[n])))
 		return append(bytes.Join(ls, []byte("\n")), '\n')
 	}
+}
+
+// editLastLine applies edit to the last line of a JSON Lines document.
+func editLastLine(edit func(*testing.T, any) any) func(*testing.T, []byte) []byte {
+	return func(t *testing.T, doc []byte) []byte { return editLine(len(lines(doc))-1, edit)(t, doc) }
 }
 
 // editDelete applies edit to the first delete event of a stream.
