@@ -83,7 +83,7 @@ func makeCertified(o *outputs, dir string) ([]*certify.Certificate, error) {
 	if err != nil {
 		return nil, err
 	}
-	o.publicKey = key.Public()
+	o.key, o.publicKey = key, key.Public()
 	type made struct {
 		name   string
 		rel    *certify.Release

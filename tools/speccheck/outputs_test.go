@@ -30,7 +30,9 @@ type outputs struct {
 	ledgers      map[string][]byte // unlearn-ledger/v1, JSON Lines
 	accountants  map[string][]byte // unlearn-accountant/v1
 	manifests    map[string][]byte // unlearn-results/v1
-	// publicKey verifies the signed certificates and the ledgers.
+	// key signed some certificates and the ledgers; publicKey verifies
+	// them.
+	key       *sign.Secret
 	publicKey sign.Public
 }
 
