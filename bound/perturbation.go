@@ -158,14 +158,6 @@ func (m *MemoryModel) UnmarshalText(b []byte) error {
 
 func (m MemoryModel) valid() bool { return m >= MemoryWorstCase && m <= MemoryCoupled }
 
-// provenance is the provenance of the memory model itself.
-func (m MemoryModel) provenance() Provenance {
-	if m == MemoryWorstCase {
-		return Proved
-	}
-	return Assumed
-}
-
 // model is the per-step perturbation π(u) = η_u·ε_u of the recursion, for
 // deleted inserts at the (sorted, distinct) step indices pos: step u maps
 // the state u−1 to the state u.

@@ -157,6 +157,9 @@ func (c *Certificate) Summary() string {
 	}
 	b.WriteString("\n")
 	fmt.Fprintf(&b, "  alpha        %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
+	if s := c.Sensitivity; s.Binding != "" && s.Binding != "recursion" {
+		fmt.Fprintf(&b, "  bound by     the %s: %s\n", s.Binding, s.Why)
+	}
 	if c.Exact {
 		fmt.Fprintf(&b, "  exact        %s: no noise\n", c.Sensitivity.Method)
 	} else {

@@ -67,7 +67,7 @@ var (
 	ErrDigest = errors.New("certificate digest mismatch")
 	// ErrHash: a state snapshot whose SHA-256 differs from the one the
 	// certificate records.
-	ErrHash = errors.New("state hash mismatch")
+	ErrHash = errors.New("release hash mismatch")
 	// ErrAlpha: the sensitivity α recorded does not follow from its
 	// recorded inputs.
 	ErrAlpha = errors.New("α does not follow from its inputs")

@@ -281,3 +281,9 @@ func exactDistance(a, b []float64) float64 {
 	}
 	return f
 }
+
+// Programmer errors panic with the package prefix.
+func TestNilArgumentsPanic(t *testing.T) {
+	wantPanic(t, func() { _, _, _ = Certify(nil, Spec{}) })
+	wantPanic(t, func() { _, _ = Wrap(nil, Spec{}) })
+}

@@ -200,6 +200,11 @@ type Sensitivity struct {
 	Allowance float64 `json:"allowance"`
 	// Diameter is 2W', the cap.
 	Diameter float64 `json:"diameter"`
+	// Binding says which bound gives α: "recursion" or "diameter" (or
+	// "radius" for drop and refill), and Why, when the recursion does not
+	// give it, why not ("derived" and "diameter" sources).
+	Binding string `json:"binding,omitempty"`
+	Why     string `json:"why,omitempty"`
 	// Metric names the distance α bounds.
 	Metric string `json:"metric"`
 	// Terms lists every quantity α rests on with its provenance.
@@ -244,7 +249,8 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 	// The released w is projected onto the ball of radius W' before the
 	// noise; the float projection is within 4(d+8)u·W' of the exact one.
 	proj := upBy(4*float64(cfg.Dim+8)*unit*p.Radius, 2)
-	out := Sensitivity{Source: "diameter", Provenance: bound.Proved, Diameter: p.Diameter, Metric: metricW, Terms: slices.Clone(p.Terms)}
+	out := Sensitivity{Source: "diameter", Provenance: bound.Proved, Diameter: p.Diameter, Metric: metricW, Terms: slices.Clone(p.Terms),
+		Binding: "diameter", Why: "no deletion described: the diameter 2W' holds whatever produced the state"}
 	alpha := p.Diameter
 	if d := s.Deletion; d != nil {
 		out.Source = "derived"
@@ -266,6 +272,7 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			allowance = float64(d.Replayed)
 		case unlearn.KindDropRefill:
 			alpha = p.Radius // w̃ = 0 and ‖w⁻‖ ≤ W'
+			out.Binding, out.Why = "radius", "drop and refill releases w̃ = 0 and ‖w⁻‖ ≤ W'"
 		default:
 			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
 		}
@@ -290,19 +297,21 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			// (projection is non-expansive) plus its round-off.
 			step := upBy(p.Constants.StepTerm()+p.RoundOff, 2)
 			out.Allowance = upBy(allowance*step, 2)
-			alpha = min(alpha, upBy(out.Recursion+out.Allowance, 2))
+			if r := upBy(out.Recursion+out.Allowance, 2); r < alpha {
+				alpha, out.Binding, out.Why = r, "recursion", ""
+			} else {
+				out.Why = fmt.Sprintf("the recursion gives %.4g (ρ = %.4g, its floor η·(hMax−hMin)·G/(1−ρ) = %.4g), not below the diameter 2W' = %.4g",
+					r, p.Contraction.Rho, p.Constants.MemoryTerm()/(1-p.Contraction.Rho), p.Diameter)
+			}
 			out.Terms = append(out.Terms, res.Terms...)
 		} else if k.Kind != unlearn.KindDropRefill {
+			out.Why = p.Why
 			out.Terms = append(out.Terms, bound.Term{Name: "no recursion", Value: 0, Provenance: bound.Proved, Paper: p.Why})
 		}
 	}
 	out.Alpha = upBy(alpha+proj, 2)
 	return out, nil
 }
-func validProvenance(p bound.Provenance) bool {
-	return p == bound.Proved || p == bound.Estimated || p == bound.Assumed
-}
-
 func finiteNonNeg(v float64) bool { return !math.IsNaN(v) && !math.IsInf(v, 0) && v >= 0 }
 
 // roundUp returns the next float64 above a ≥ 0 (0 stays 0).
@@ -513,6 +522,9 @@ func statement(c *Certificate) (string, []string) {
 	switch c.Sensitivity.Source {
 	case "derived":
 		b.WriteString("α is proved by the toolkit from the learner's enforced configuration (radius, sample bound, pair guard), the loss header and the public description of the request (docs/theory.md). ")
+		if c.Sensitivity.Binding != "recursion" && c.Sensitivity.Why != "" {
+			fmt.Fprintf(&b, "It is the %s bound: %s. ", c.Sensitivity.Binding, c.Sensitivity.Why)
+		}
 	case "diameter":
 		b.WriteString("α is the diameter 2W' of the ball every state of the learner lies in, proved whatever produced the state. ")
 	case "assumed":

@@ -250,6 +250,8 @@ func verifyCertificate(c *Certificate, rel *Release, ok func(string, ...any)) er
 		return verifyErr("alpha.diameter", ErrAlpha, "%v, but the release's radius gives %v", s.Diameter, want.Diameter)
 	case s.Provenance != want.Provenance:
 		return verifyErr("alpha.provenance", ErrAlpha, "%v, but α from these inputs is %v", s.Provenance, want.Provenance)
+	case s.Binding != want.Binding || s.Why != want.Why:
+		return verifyErr("alpha.binding", ErrAlpha, "%q (%s), but the inputs give %q (%s)", s.Binding, s.Why, want.Binding, want.Why)
 	case s.Metric != want.Metric || s.Method != want.Method:
 		return verifyErr("alpha.metric", ErrAlpha, "metric or method differ from the recomputed ones")
 	case !termsNear(s.Terms, want.Terms):

@@ -171,3 +171,18 @@ func firstDeleted(prefix []stream.Event, u stream.IDSet) int {
 func lastRetained(prefix []stream.Event, u stream.IDSet, tau int) []stream.Event {
 	return stream.Counterfactual(stream.LastInserts(prefix, tau), u)
 }
+
+// Describe returns what [Wrap] derives α from for operator op on request
+// req: the public description of the request (deletion ages, the
+// operator's allowance, a window replay's checkpoint), or, when the toolkit
+// establishes that op's result is the counterfactual itself, why (exact is
+// then non-empty and del nil). An operator of another package gets
+// (nil, ""): the diameter bound. It is what an audit or a service needs to
+// release states the way Wrap does without running op through Wrap.
+func Describe(op unlearn.Operator, req unlearn.Request) (del *Deletion, exact string) {
+	b, ok := unlearn.BuiltinOf(op)
+	if !ok {
+		return nil, ""
+	}
+	return deletionOf(b, req)
+}

@@ -42,25 +42,12 @@ type snapshotConfig struct {
 	PairMax      float64 `json:"pair_max,omitempty"`
 }
 
-// configJSON returns the snapshot form of a configuration.
-func configJSON(c Config) snapshotConfig {
-	return snapshotConfig{
-		Dim: c.Dim, Memory: c.Memory, StepSize: c.StepSize,
-		InitialScale: c.InitialScale, CurvatureTol: c.CurvatureTol,
-		Radius: c.Radius, SampleBound: c.SampleBound,
-		PairAngle: c.PairAngle, PairMin: c.PairMin, PairMax: c.PairMax,
-	}
-}
+// configJSON returns the snapshot form of a configuration (the same
+// fields, with JSON tags).
+func configJSON(c Config) snapshotConfig { return snapshotConfig(c) }
 
 // config returns the configuration of a snapshot form.
-func (s snapshotConfig) config() Config {
-	return Config{
-		Dim: s.Dim, Memory: s.Memory, StepSize: s.StepSize,
-		InitialScale: s.InitialScale, CurvatureTol: s.CurvatureTol,
-		Radius: s.Radius, SampleBound: s.SampleBound,
-		PairAngle: s.PairAngle, PairMin: s.PairMin, PairMax: s.PairMax,
-	}
-}
+func (s snapshotConfig) config() Config { return Config(s) }
 
 type snapshotPair struct {
 	S      []float64 `json:"s"`

@@ -13,7 +13,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"unlearn/bound"
-	"unlearn/certify"
 	"unlearn/olbfgs"
 )
 
@@ -59,15 +58,6 @@ func (b *boundFlags) register(f *pflag.FlagSet) {
 
 // boundFlagNames returns the names of the flags register adds, in the order
 // it adds them.
-func boundFlagNames() []string {
-	f := pflag.NewFlagSet("bound", pflag.ContinueOnError)
-	f.SortFlags = false
-	new(boundFlags).register(f)
-	var names []string
-	f.VisitAll(func(fl *pflag.Flag) { names = append(names, fl.Name) })
-	return names
-}
-
 // typedProvenance parses the provenance of a number typed on the command
 // line: estimated or assumed. "proved" is refused: the toolkit cannot check
 // a number a user types; proved constants come from an enforced learner
@@ -260,32 +250,4 @@ func printBound(w io.Writer, res bound.Result, series bool) error {
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", t.Name, strconv.FormatFloat(t.Value, 'g', 8, 64), t.Provenance)
 	}
 	return tw.Flush()
-}
-
-// specFlagError turns a certify spec error into a usage error naming the
-// flag of the field; other errors pass through.
-func specFlagError(err error) error {
-	var se *certify.SpecError
-	if !errors.As(err, &se) {
-		return err
-	}
-	field := se.Field
-	if i := strings.IndexByte(field, '['); i >= 0 {
-		field = field[:i]
-	}
-	flag, ok := map[string]string{
-		"Epsilon": "epsilon", "Delta": "delta", "Beta": "beta", "Calibration": "calibration",
-		"Alpha.Alpha": "alpha", "Alpha.Provenance": "alpha-source", "Alpha": "alpha",
-		"Memory": "memory", "Retained": "retained", "Shift": "actual", "Sampler": "insecure-seeded",
-	}[field]
-	if !ok {
-		f := field
-		for _, p := range []string{"Scenario.Constants.", "Scenario.Contraction.", "Scenario."} {
-			f = strings.TrimPrefix(f, p)
-		}
-		if flag, ok = boundFlag[f]; !ok {
-			return err
-		}
-	}
-	return flagError(flag, "%v", se.Err)
 }

@@ -27,7 +27,7 @@ var (
 func writeCert(t *testing.T, dir, digest string, alpha, sigma, beta float64) string {
 	t.Helper()
 	certTemplateOnce.Do(func() {
-		d, _, stateFile := certifyFixture(t)
+		d, _, stateFile, _ := certifyFixture(t)
 		cert := filepath.Join(d, "template.cert.json")
 		out, err := runCLI(t, "certify", "--state", stateFile, "--out", filepath.Join(d, "released.json"), "--certificate", cert,
 			"--epsilon", "1", "--delta", "1e-5", "--insecure-seeded", "42", "--alpha", "0.5")

@@ -235,7 +235,7 @@ func run(w io.Writer) (*result, error) {
 	fmt.Fprintf(w, "  σ                            %.4g (ε = %g, δ = %g)\n", c.Sigma, c.Epsilon, c.Delta)
 	fmt.Fprintf(w, "  noise-to-signal σ·√d/‖w̃‖     %.4g (‖w̃‖ = %.4g)\n", noiseToSignal(c.Sigma, res.Noised.WNorm), res.Noised.WNorm)
 	fmt.Fprintln(w)
-	fmt.Fprintf(w, "The bound is loose: α is %.3g times the true deviation, and the noise is %.3g times the model.\n",
+	fmt.Fprintf(w, "The bound is loose: α is %.3g times the true deviation, and the noise (expected norm σ·√d) is %.3g times ‖w̃‖.\n",
 		looseness(s.Alpha, res.Noised.Deviation), noiseToSignal(c.Sigma, res.Noised.WNorm))
 	fmt.Fprintln(w, "α is a worst case over every stream the learner accepts and every deletion set with these ages:")
 	fmt.Fprintln(w, "the worst-case memory model charges η·(hMax − hMin)·G at every step, so α has a floor that no")
@@ -247,7 +247,7 @@ func run(w io.Writer) (*result, error) {
 	fmt.Fprintln(w, "This release is private and of little use; the exact paths below cost a replay and need no noise.")
 	fmt.Fprintln(w)
 
-	fmt.Fprintln(w, "Exact paths (established by the toolkit's own replay, released without noise):")
+	fmt.Fprintln(w, "The noised path beside the exact ones (exactness established by the toolkit's own replay; no noise):")
 	fmt.Fprintf(w, "  %-14s %-9s %-9s %-9s %s\n", "intervention", "α", "σ", "deviation", "why exact")
 	for _, p := range append([]path{res.Noised}, res.Exact...) {
 		why := "not exact: noised"
