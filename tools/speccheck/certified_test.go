@@ -49,7 +49,7 @@ func scaledIdentity(d int, c float64) [][]float64 {
 // fixed order, for the accountant.
 func makeCertified(o *outputs, dir string) ([]*certify.Certificate, error) {
 	const d = 3
-	c0, c1 := 1.0, 2.0
+	c0, c1 := 1.0, 1.0
 	loss, err := stream.NewQuadratic(scaledIdentity(d, c0), scaledIdentity(d, c1))
 	if err != nil {
 		return nil, err
@@ -153,6 +153,34 @@ func makeCertified(o *outputs, dir string) ([]*certify.Certificate, error) {
 		return nil, fmt.Errorf("assumed: %w", err)
 	}
 	all = append(all, made{"assumed rebuild", rel, cert, true})
+
+	// A logistic learner with a radius and a sample bound but no pair
+	// guard: the recursion is unavailable, and a derived α is the diameter
+	// (alpha.binding "diameter", with the reason).
+	lloss, err := stream.NewLogistic(d, 0.05)
+	if err != nil {
+		return nil, err
+	}
+	lcfg := olbfgs.DefaultConfig(d)
+	lcfg.Memory, lcfg.Radius, lcfg.SampleBound = 3, 4, 1
+	var lprefix []stream.Event
+	for i := 1; i <= 30; i++ {
+		x := []float64{float64(i%5) / 10, -float64(i%3) / 10, float64(i%7) / 14}
+		lprefix = append(lprefix, stream.InsertEvent(int64(i), x, float64(1-2*(i%2))))
+	}
+	lstate, err := olbfgs.Replay(lcfg, lloss, lprefix)
+	if err != nil {
+		return nil, err
+	}
+	s = spec()
+	s.Header = nil
+	lu := stream.NewIDSet(7)
+	s.Deletion = &certify.Deletion{Ages: certify.AgesOf(lprefix, lu), Intervention: unlearn.Builtin{Kind: unlearn.KindPairDrop}}
+	s.Memory, s.Retained = certify.Rebuild, stream.Counterfactual(stream.LastInserts(lprefix, lcfg.Memory), lu)
+	if rel, cert, err = certify.Certify(lstate, s); err != nil {
+		return nil, fmt.Errorf("logistic: %w", err)
+	}
+	all = append(all, made{"derived logistic unguarded", rel, cert, false})
 
 	led, err := ledger.Create(filepath.Join(dir, "budget.ledger"), certify.Budget{Epsilon: 20, Delta: 1e-4}, key)
 	if err != nil {
