@@ -84,6 +84,7 @@ func makeCertified(o *outputs, dir string) ([]*certify.Certificate, error) {
 		return nil, err
 	}
 	o.key, o.publicKey = key, key.Public()
+	o.keys["public"], o.keys["secret"] = key.Public().MarshalPublic(), key.MarshalSecret()
 	type made struct {
 		name   string
 		rel    *certify.Release

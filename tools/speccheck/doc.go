@@ -15,7 +15,7 @@
 // certify.Certify: derived, diameter, exact and assumed α, reset and
 // rebuilt memories) with their certificates, some signed (sign.Generate,
 // certify.Sign) and each accepted by certify.Verify, a ledger that charges
-// them (package ledger), an accountant — and validate them with
+// them (package ledger), the key files, an accountant — and validate them with
 // github.com/santhosh-tekuri/jsonschema/v6 (draft 2020-12). Each format
 // also has hand-broken documents the schema must reject, and the test
 // records whether the toolkit's own reader rejects them too.

@@ -28,6 +28,7 @@ type outputs struct {
 	certificates map[string][]byte // unlearn-certificate/v2
 	releases     map[string][]byte // unlearn-release/v1, by the name of their certificate
 	ledgers      map[string][]byte // unlearn-ledger/v1, JSON Lines
+	keys         map[string][]byte // unlearn-public-key/v1 and unlearn-secret-key/v1, by kind
 	accountants  map[string][]byte // unlearn-accountant/v1
 	manifests    map[string][]byte // unlearn-results/v1
 	// key signed some certificates and the ledgers; publicKey verifies
@@ -54,7 +55,7 @@ func makeOutputs() (*outputs, error) {
 	o := &outputs{
 		streams: map[string][]byte{}, snapshots: map[string][]byte{}, records: map[string][]byte{},
 		certificates: map[string][]byte{}, releases: map[string][]byte{}, ledgers: map[string][]byte{},
-		accountants: map[string][]byte{}, manifests: map[string][]byte{},
+		keys: map[string][]byte{}, accountants: map[string][]byte{}, manifests: map[string][]byte{},
 	}
 	// Streams from both generators, plus a stream with delete events.
 	q, err := stream.GenerateQuadratic(stream.QuadraticOptions{D: 3, T: 40, Seed: 7})
@@ -204,7 +205,7 @@ func TestDumpOutputs(t *testing.T) {
 	for kind, m := range map[string]map[string][]byte{
 		"stream": o.streams, "snapshot": o.snapshots, "record": o.records,
 		"certificate": o.certificates, "release": o.releases, "ledger": o.ledgers,
-		"accountant": o.accountants, "manifest": o.manifests,
+		"key": o.keys, "accountant": o.accountants, "manifest": o.manifests,
 	} {
 		for name, b := range m {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))

@@ -18,6 +18,7 @@ import (
 	"unlearn/internal/strictjson"
 	"unlearn/ledger"
 	"unlearn/olbfgs"
+	"unlearn/sign"
 	"unlearn/stream"
 )
 
@@ -251,6 +252,32 @@ func formats() []format {
 				{"prev not a hash", "charged", editLine(2, set("prev", "abc")), true},
 				{"signature not base64", "charged", editLine(2, set("sig", "not a signature")), true},
 				{"seal with totals", "charged", editLastLine(set("totals", map[string]any{"releases": 1, "epsilon": 0, "beta": 0})), true},
+			},
+		},
+		{
+			name: "public key", schema: "unlearn-public-key-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return map[string][]byte{"public": o.keys["public"]} },
+			read: func(_ *outputs, doc []byte) error { _, err := sign.ParsePublic("pub", doc); return err },
+			broken: []breakage{
+				{"format v2", "public", editDoc(set("format", "unlearn-public-key/v2")), true},
+				{"a secret key's format", "public", editDoc(set("format", "unlearn-secret-key/v1")), true},
+				{"31-byte key", "public", editDoc(set("public_key", strings.Repeat("A", 40)+"AA==")), true},
+				{"base64 with non-zero padding bits", "public", editDoc(set("public_key", strings.Repeat("A", 43)+"B=")), true},
+				{"short key id", "public", editDoc(set("key_id", "abc")), true},
+				{"missing key id", "public", editDoc(del("key_id")), true},
+				{"a seed in the public file", "public", editDoc(set("ed25519_seed", strings.Repeat("A", 43)+"=")), true},
+			},
+		},
+		{
+			name: "secret key", schema: "unlearn-secret-key-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return map[string][]byte{"secret": o.keys["secret"]} },
+			read: func(_ *outputs, doc []byte) error { _, err := sign.ParseSecret("key", doc); return err },
+			broken: []breakage{
+				{"format v2", "secret", editDoc(set("format", "unlearn-secret-key/v2")), true},
+				{"missing seed", "secret", editDoc(del("ed25519_seed")), true},
+				{"16-byte commitment secret", "secret", editDoc(set("commit_secret", strings.Repeat("A", 22)+"==")), true},
+				{"unknown field", "secret", editDoc(set("private_key", "x")), true},
+				{"key id in upper case", "secret", editDoc(set("key_id", strings.Repeat("A", 32))), true},
 			},
 		},
 		{
