@@ -15,9 +15,6 @@ import (
 	"unlearn/stream"
 )
 
-// approx is testutil.Near.
-func approx(got, want, absTol, relTol float64) bool { return testutil.Near(got, want, absTol, relTol) }
-
 // wantSpecError fails the test unless err is a *SpecError for field
 // wrapping sentinel, with the package prefix.
 func wantSpecError(t testing.TB, err error, field string, sentinel error) {

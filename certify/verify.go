@@ -136,6 +136,16 @@ func Verify(cert *Certificate, release []byte, pub PublicKey) (*Report, error) {
 	return rep, nil
 }
 
+// VerifySignature checks that c is signed by pub (ErrSignature otherwise)
+// and nothing else: what a ledger needs before charging a certificate
+// (its owner vouches for it); [Verify] checks the rest against the release.
+func VerifySignature(c *Certificate, pub PublicKey) error {
+	if pub == nil {
+		return verifyErr("public key", ErrSignature, "missing")
+	}
+	return verifySignature(c, pub, func(string, ...any) {})
+}
+
 // verifySignature checks the signature when a public key is given.
 func verifySignature(c *Certificate, pub PublicKey, ok func(string, ...any)) error {
 	if pub == nil {

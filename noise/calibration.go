@@ -3,8 +3,6 @@ package noise
 import (
 	"fmt"
 	"math"
-
-	dpnoise "github.com/google/differential-privacy/go/v3/noise"
 )
 
 // Calibration selects how σ is computed from (α, ε, δ).
@@ -14,7 +12,7 @@ type Calibration int
 
 const (
 	// Analytic is the analytic Gaussian mechanism of Balle & Wang (2018),
-	// computed by the Google DP library; tight for every ε > 0. See
+	// tight for every ε > 0 and conservative in floating point. See
 	// [SigmaAnalytic].
 	Analytic Calibration = iota
 	// Classic is σ = α·sqrt(2 ln(1.25/δ))/ε of Dwork & Roth (2014),
@@ -66,15 +64,17 @@ func (c *Calibration) UnmarshalText(b []byte) error {
 	return nil
 }
 
-// minEpsilonAnalytic is the DP library's own lower limit on ε
-// (checks.CheckEpsilonVeryStrict: ε ≥ 2⁻⁵⁰). Below it the library's
-// bisection for σ may not terminate in reasonable time.
+// minEpsilonAnalytic is the smallest ε the analytic calibration accepts,
+// 2⁻⁵⁰ (the DP library's own limit, checks.CheckEpsilonVeryStrict). The
+// evaluation of δ in delta.go has no trouble below it; the limit keeps σ
+// (≈ 0.8·sqrt(ln(1/δ))/ε and more) in a range where a release means
+// something, and is where the tests' high-precision grid starts.
 var minEpsilonAnalytic = math.Exp2(-50)
 
-// minDelta is the smallest normal float64, 2⁻¹⁰²². Below it the library's
-// δ(σ) underflows: measured at ε = 1, δ = 5e-324 it returns σ = 38.28 while
-// the exact value (mpmath bisection on Balle–Wang Theorem 8) is 38.29 — not
-// conservative. At δ = 1e-300 it is still correct (36.875 ≥ 36.8655).
+// minDelta is the smallest δ accepted, the smallest normal float64
+// 2⁻¹⁰²². Below it δ itself has no relative precision in float64. (The DP
+// library's own δ(σ) underflows there: at ε = 1, δ = 5e-324 its σ is 38.28
+// against the exact 38.29.)
 const minDelta = 0x1p-1022
 
 // checkArgs validates the arguments shared by every calibration.
@@ -141,33 +141,41 @@ func SigmaClassic(alpha, epsilon, delta float64) (float64, error) {
 //
 //	Φ(α/(2σ) − εσ/α) − e^ε·Φ(−α/(2σ) − εσ/α) ≤ δ,
 //
-// computed by the Google DP library's noise.SigmaForGaussian, whose
-// bisection returns the upper end of a bracket of relative width 10⁻³: the
-// result is ≥ the exact σ and at most 0.1% above it. It is valid for every
-// ε > 0 and never larger than [SigmaClassic] where both apply.
+// rounded up, for every accepted argument: the result is never below the
+// exact σ and at most 0.1% above it. It is valid for every ε > 0 and never
+// larger than [SigmaClassic] where both apply.
 //
-// The exact σ is linear in α (δ(σ) depends on σ/α only), and so is the
-// library's bisection, which compares only ratios σ/α: its value at α
-// equals α times its value at α = 1 up to round-off. SigmaAnalytic returns
-// q·α rounded up to the next float64, with q = SigmaForGaussian(1, 1, ε, δ):
-// the library's value to within one ulp (checked by the tests), exactly
-// monotone in α, ε and δ, never below the exact q·α, and free of the
-// precision loss the library's own bisection would suffer at an α near the
-// ends of the float64 range.
+// The left side is δ(μ, ε) of [GDPDelta] at μ = α/σ; it depends on σ/α
+// only, so the exact σ is linear in α. SigmaAnalytic bisects for
+// q = σ/α at α = 1 exactly as the Google DP library's SigmaForGaussian
+// does (start at 1, double until the condition holds, halve the bracket
+// until its relative width is below 10⁻³, return its upper end), but tests
+// the condition with the cancellation-free upper bound on δ of
+// [GDPDelta] (docs/theory.md §8.1) at μ = 1/σ rounded up. The library's own
+// test evaluates the formula as written, which cancels for small ε: at
+// ε = 2⁻⁵⁰ its σ is 0.046 times the exact one. Every upper end therefore
+// satisfies the exact condition, so q ≥ the exact value; and every lower
+// end violates it up to the 2⁻³² margin of the bound, so q is within the
+// bracket's 10⁻³ of the exact value. Where the library's evaluation is
+// accurate (ε ≳ 10⁻³) the two bisections take the same steps and return
+// the same float64 (3.7324… at α = 1, ε = 1, δ = 10⁻⁵).
 //
-// The library validates nothing (NaN ε gives σ = 0; negative ε never
-// returns), so every argument is checked first and the result is checked to
-// be positive and finite after.
+// SigmaAnalytic returns q·α rounded up to the next float64: exactly
+// monotone in α, never below the exact q·α. It is monotone in δ exactly
+// (for δ₁ < δ₂ the two bisections take the same steps until the first
+// where only δ₁'s goes up, after which its bracket lies above) and in ε
+// wherever the bound on δ(μ, ε) is non-increasing in ε in floating point
+// (checked by TestSigmaMonotone).
 //
 // α = 0 is allowed and gives σ = 0 (exact unlearning needs no noise).
 //
-// Errors (*ArgError): α < 0 or not finite (ErrSensitivity); ε not finite or
-// ε < 2⁻⁵⁰, the library's own limit (ErrEpsilon); δ ∉ (0, 1) or δ below the
-// smallest normal float64 2⁻¹⁰²², where the library's δ(σ) underflows and
-// its σ is no longer conservative (ErrDelta); a σ that overflows or cannot
-// be computed, e.g. for ε > 709 where e^ε overflows (ErrRange).
+// Errors (*ArgError): α < 0 or not finite (ErrSensitivity); ε not finite
+// or ε < 2⁻⁵⁰ (ErrEpsilon); δ ∉ (0, 1) or δ below the smallest normal
+// float64 2⁻¹⁰²² (ErrDelta); a σ that overflows (ErrRange).
 //
-// Cost: O(log(1/10⁻³) + |log σ|) evaluations of Φ, about 0.4–1.4 µs.
+// Cost: O(log(1/10⁻³) + |log σ|) evaluations of δ, each at most 120
+// continued-fraction steps: 1.6–9 µs measured (BenchmarkSigmaAnalytic;
+// the library's own bisection took 0.4 µs).
 func SigmaAnalytic(alpha, epsilon, delta float64) (float64, error) {
 	const fn = "SigmaAnalytic"
 	if err := checkArgs(fn, alpha, epsilon, delta); err != nil {
@@ -179,7 +187,7 @@ func SigmaAnalytic(alpha, epsilon, delta float64) (float64, error) {
 	if alpha == 0 {
 		return 0, nil
 	}
-	q := dpnoise.SigmaForGaussian(1, 1, epsilon, delta)
+	q := analyticSigmaUnit(epsilon, delta)
 	if !(q > 0) || math.IsInf(q, 0) {
 		return 0, argErr(fn, "epsilon", epsilon, ErrRange)
 	}
@@ -188,6 +196,38 @@ func SigmaAnalytic(alpha, epsilon, delta float64) (float64, error) {
 		return 0, argErr(fn, "alpha", alpha, ErrRange)
 	}
 	return s, nil
+}
+
+// analyticAccuracy is the relative width of the bracket SigmaAnalytic
+// bisects to: the DP library's gaussianSigmaAccuracy.
+const analyticAccuracy = 1e-3
+
+// analyticSigmaUnit returns the analytic σ at α = 1 for valid (ε, δ): the
+// DP library's bisection (SigmaForGaussian in gaussian_noise.go, v3.0.0)
+// with its δ test replaced by the upper bound deltaUpper at μ = 1/σ
+// rounded up.
+func analyticSigmaUnit(epsilon, delta float64) float64 {
+	tooSmall := func(sigma float64) bool { return deltaUpper(quoUp(1, sigma), epsilon) > delta }
+	upper, lower := 1.0, 0.0
+	for tooSmall(upper) {
+		lower = upper
+		upper *= 2
+		if math.IsInf(upper, 0) {
+			return upper
+		}
+	}
+	for upper-lower > analyticAccuracy*lower {
+		middle := lower*0.5 + upper*0.5
+		if middle <= lower || middle >= upper {
+			break // adjacent floats (σ near the bottom of the range)
+		}
+		if tooSmall(middle) {
+			lower = middle
+		} else {
+			upper = middle
+		}
+	}
+	return upper
 }
 
 // Sigma dispatches to [SigmaAnalytic] or [SigmaClassic]. An unknown

@@ -32,6 +32,9 @@ var (
 	ErrCalibration = errors.New("unknown calibration")
 	// ErrZCDP: a zCDP parameter is negative or not finite.
 	ErrZCDP = errors.New("the zCDP parameter must be finite and ≥ 0")
+	// ErrMu: a Gaussian differential privacy parameter μ is negative or
+	// not finite.
+	ErrMu = errors.New("the GDP parameter μ must be finite and ≥ 0")
 )
 
 // ArgError reports a bad argument. Err is one of the sentinels above. Its

@@ -31,7 +31,8 @@ charges of certified releases, every entry signed with the certifier's key
 (see 'unlearn keygen'), composed by the toolkit's accountant.
 
   --init --epsilon E --delta D   create the ledger with the budget (ε, δ); needs --key.
-  --add CERT                     charge the certificate CERT (its α, applied σ and β;
+  --add CERT                     charge the certificate CERT, which must be signed
+                                 by the ledger's key (its α, applied σ and β;
                                  identified by its digest); needs --key. It exits with
                                  a non-zero status and writes nothing when the charge
                                  would exceed the budget or CERT is already charged.
@@ -147,6 +148,11 @@ against the released state (that is 'unlearn verify'). See docs/trust.md.`,
 				c, err := certify.ParseCertificate(data)
 				if err != nil {
 					return fmt.Errorf("--add %s: %w", addFile, err)
+				}
+				// Only a certificate the ledger's owner signed is charged: an
+				// unsigned or foreign certificate could spend (or fake) budget.
+				if err := certify.VerifySignature(c, key.Public()); err != nil {
+					return fmt.Errorf("--add %s: refused, %s is unchanged: the certificate must be signed by the ledger's key %s (certify --key): %w", addFile, ledgerFile, key.KeyID(), err)
 				}
 				r := ledger.ReleaseOf(c)
 				r.Label = label

@@ -12,6 +12,7 @@ import (
 
 	"unlearn/certify"
 	"unlearn/ledger"
+	"unlearn/sign"
 )
 
 // certTemplate is a genuine certificate (from the certify command), read
@@ -39,6 +40,7 @@ func writeCert(t *testing.T, dir, digest string, alpha, sigma, beta float64) str
 	require.NoError(t, err)
 	c.Digest, c.SigmaApplied, c.Beta = digest, sigma, beta
 	c.Sensitivity.Alpha = alpha
+	signWithFixtureKey(t, dir, c)
 	data, err := c.MarshalIndent()
 	require.NoError(t, err)
 	p := filepath.Join(dir, digest+".json")
@@ -46,15 +48,53 @@ func writeCert(t *testing.T, dir, digest string, alpha, sigma, beta float64) str
 	return p
 }
 
+// signWithFixtureKey signs c with the ledger owner's key of budgetFixture
+// (dir/certifier.key): the ledger charges only certificates its owner
+// signed.
+func signWithFixtureKey(t *testing.T, dir string, c *certify.Certificate) {
+	t.Helper()
+	key, err := sign.LoadSecret(filepath.Join(dir, "certifier.key"))
+	require.NoError(t, err)
+	require.NoError(t, certify.Sign(c, key))
+}
+
+// An unsigned certificate, or one signed by another key, is not charged,
+// and the ledger is unchanged.
+func TestBudgetRefusesUnsignedCertificates(t *testing.T) {
+	dir, key, _, lf := budgetFixture(t)
+	writeCert(t, dir, "x", 1, 1, 0) // fills the template
+	before := mustRead(t, lf)
+	c, err := certify.ParseCertificate(certTemplate)
+	require.NoError(t, err)
+	unsigned := filepath.Join(dir, "unsigned.json")
+	b, err := c.MarshalIndent()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(unsigned, b, 0o644))
+	_, err = runCLI(t, "budget", "--ledger", lf, "--add", unsigned, "--key", key)
+	require.ErrorContains(t, err, "signed by the ledger's key")
+	other, err := sign.Generate()
+	require.NoError(t, err)
+	require.NoError(t, certify.Sign(c, other))
+	b, err = c.MarshalIndent()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(unsigned, b, 0o644))
+	_, err = runCLI(t, "budget", "--ledger", lf, "--add", unsigned, "--key", key)
+	require.ErrorContains(t, err, "signed by the ledger's key")
+	require.Equal(t, before, mustRead(t, lf), "the ledger changed")
+}
+
 // TestBudgetChargesACertifiedRelease charges a certificate exactly as the
-// certify command wrote it.
+// certify command wrote it (signed by the ledger's owner).
 func TestBudgetChargesACertifiedRelease(t *testing.T) {
 	dir, key, pub, lf := budgetFixture(t)
 	writeCert(t, dir, "x", 1, 1, 0) // fills the template
 	cert := filepath.Join(dir, "genuine.json")
-	require.NoError(t, os.WriteFile(cert, certTemplate, 0o644))
 	c, err := certify.ParseCertificate(certTemplate)
 	require.NoError(t, err)
+	signWithFixtureKey(t, dir, c)
+	signed, err := c.MarshalIndent()
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(cert, signed, 0o644))
 	_, err = runCLI(t, "budget", "--ledger", lf, "--add", cert, "--key", key)
 	require.NoError(t, err)
 	s := budgetJSON(t, "--ledger", lf, "--public-key", pub)
