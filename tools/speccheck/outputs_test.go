@@ -29,7 +29,7 @@ type outputs struct {
 	releases     map[string][]byte // unlearn-release/v1, by the name of their certificate
 	ledgers      map[string][]byte // unlearn-ledger/v1, JSON Lines
 	keys         map[string][]byte // unlearn-public-key/v1 and unlearn-secret-key/v1, by kind
-	accountants  map[string][]byte // unlearn-accountant/v1
+	accountants  map[string][]byte // unlearn-accountant/v2
 	manifests    map[string][]byte // unlearn-results/v1
 	// key signed some certificates and the ledgers; publicKey verifies
 	// them.
@@ -169,7 +169,7 @@ func makeOutputs() (*outputs, error) {
 		return nil, err
 	}
 
-	// Accountants: empty, and after two releases.
+	// Accountants: empty, and after charging every certified release.
 	acc, err := certify.NewAccountant(certify.Budget{Epsilon: 8, Delta: 1e-4})
 	if err != nil {
 		return nil, err
