@@ -128,7 +128,7 @@ func sqrtUp(s float64) float64 {
 	return r
 }
 
-// checkGDP validates μ and ε for fn.
+// checkMu validates μ for fn.
 func checkMu(fn string, mu float64) error {
 	if math.IsNaN(mu) || math.IsInf(mu, 0) || mu < 0 {
 		return argErr(fn, "mu", mu, ErrMu)

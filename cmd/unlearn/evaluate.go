@@ -1,0 +1,120 @@
+package main
+
+import (
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/olbfgs"
+	"unlearn/store"
+	"unlearn/stream"
+)
+
+func init() { register(newEvaluateCmd) }
+
+func newEvaluateCmd() *cobra.Command {
+	var dir, data, stateFile string
+	cmd := &cobra.Command{
+		Use:   "evaluate (--store DIR | --state FILE) --data FILE",
+		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, or of a snapshot",
+		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
+one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
+
+With --store it evaluates the current state and the exact counterfactual (the
+replay of the log without every forgotten sample): they are the same state
+unless an approximate forget left forgotten samples' influence in it. With
+--state it evaluates a snapshot (from 'unlearn train', 'unlearn export' or a
+release). The data's header must have the model's kind and d.`,
+		Example: `  unlearn evaluate --store model --data heldout.jsonl
+  unlearn evaluate --state released.json --data heldout.jsonl`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if data == "" {
+				return flagError("data", "required")
+			}
+			type model struct {
+				name string
+				l    *olbfgs.Learner
+			}
+			var models []model
+			switch {
+			case dir != "" && stateFile != "":
+				return flagError("state", "give --store or --state, not both")
+			case stateFile != "":
+				l, _, err := readSnapshot(stateFile)
+				if err != nil {
+					return err
+				}
+				models = append(models, model{stateFile, l})
+			case dir != "":
+				s, err := openStore(dir)
+				if err != nil {
+					return err
+				}
+				defer s.Close()
+				cur, err := s.State()
+				if err != nil {
+					return err
+				}
+				st, err := s.Status()
+				if err != nil {
+					return err
+				}
+				models = append(models, model{"current state", cur})
+				if st.NeedsNoise {
+					cf, err := s.Counterfactual()
+					if err != nil {
+						return err
+					}
+					models = append(models, model{"exact counterfactual", cf})
+				} else {
+					models = append(models, model{"exact counterfactual (= current)", cur})
+				}
+			default:
+				return flagError("store", "give --store or --state")
+			}
+			out := cmd.OutOrStdout()
+			fmt.Fprintf(out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
+			for _, m := range models {
+				ev, err := evaluateFile(m.l, data)
+				if err != nil {
+					return err
+				}
+				acc := "-"
+				if ev.HasAccuracy {
+					acc = fmt.Sprintf("%.4f", ev.Accuracy)
+				}
+				fmt.Fprintf(out, "%-34s %8d %12.6g %10s %10.4g\n", m.name, ev.N, ev.Loss, acc, floats.Norm(m.l.W(), 2))
+			}
+			return nil
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "store", "", "store directory")
+	f.StringVar(&stateFile, "state", "", "state snapshot to evaluate instead of a store")
+	f.StringVar(&data, "data", "", "held-out stream file (required)")
+	return cmd
+}
+
+// evaluateFile evaluates l on the stream file name.
+func evaluateFile(l *olbfgs.Learner, name string) (store.Evaluation, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return store.Evaluation{}, err
+	}
+	defer f.Close()
+	rd, err := stream.NewReader(f)
+	if err != nil {
+		return store.Evaluation{}, fmt.Errorf("%s: %w", name, err)
+	}
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
+		return store.Evaluation{}, flagError("data", "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
+	}
+	ev, err := store.Evaluate(l, rd)
+	if err != nil {
+		return ev, fmt.Errorf("%s: %w", name, err)
+	}
+	return ev, nil
+}

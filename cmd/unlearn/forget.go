@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"unlearn/store"
+)
+
+func init() { register(newForgetCmd) }
+
+func newForgetCmd() *cobra.Command {
+	var (
+		dir, intervention string
+		ids               []int64
+		maxReplay         int
+		asJSON, noVacuum  bool
+	)
+	cmd := &cobra.Command{
+		Use:   "forget --store DIR --ids ID,... [--max-replay N --intervention NAME]",
+		Short: "Serve a deletion request: exact forget by replay, or an intervention beyond a replay cap",
+		Long: `forget removes the samples with the given ids from the store and from the model.
+
+By default the request is served exactly: the newest checkpoint before the
+oldest deleted sample is restored, the log after it is replayed without the
+deleted samples, and every later checkpoint is regenerated. The state is then
+bit-identical to 'unlearn train' on the deletion-edited stream.
+
+With --max-replay N, a request whose exact replay would apply more than N events
+is served by the named intervention instead (` + strings.Join(store.Interventions(), ", ") + `):
+the state keeps the deleted samples' influence, so only a noised, certified
+release of it may be published; the store records the intervention, |U| and the
+deleted samples' ages for that release. A later exact forget removes the
+influence again.
+
+Either way the deleted payloads are erased from every file of the store
+(SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
+only) so that they are never ingested again. Ids already forgotten are reported
+and skipped; an id never ingested is an error and nothing changes.`,
+		Example: `  unlearn forget --store model --ids 17,42
+  unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if len(ids) == 0 {
+				return flagError("ids", "required: the ids to forget, e.g. --ids 17,42")
+			}
+			if maxReplay < 0 {
+				return flagError("max-replay", "%d: must be non-negative (0: no cap)", maxReplay)
+			}
+			if maxReplay > 0 && intervention == "" {
+				return flagError("intervention", "required with --max-replay: one of %s", strings.Join(store.Interventions(), ", "))
+			}
+			s, err := openStore(dir)
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rep, err := s.Forget(ids, store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention, SkipVacuum: noVacuum})
+			var oe *store.OptionError
+			if errors.As(err, &oe) && oe.Option == "Intervention" {
+				return flagError("intervention", "%v", err)
+			}
+			if errors.Is(err, store.ErrUnknownID) {
+				return flagError("ids", "%v", err)
+			}
+			if rep.Request == 0 && err != nil {
+				return err
+			}
+			out := cmd.OutOrStdout()
+			if asJSON {
+				b, jerr := json.MarshalIndent(rep, "", "  ")
+				if jerr != nil {
+					return jerr
+				}
+				fmt.Fprintf(out, "%s\n", b)
+				return err
+			}
+			if len(rep.AlreadyForgotten) > 0 {
+				fmt.Fprintf(out, "already forgotten: %v\n", rep.AlreadyForgotten)
+			}
+			if rep.Path == store.PathNone {
+				fmt.Fprintln(out, "nothing to do: every id was already forgotten")
+				return err
+			}
+			fmt.Fprintf(out, "request %d: forgot %d ids %v\npath: %s — %s\n", rep.Request, len(rep.IDs), rep.IDs, rep.Path, rep.Reason)
+			fmt.Fprintf(out, "replayed %d events from the checkpoint at seq %d, rewrote %d checkpoints; %.4g s, vacuum %.4g s\n",
+				rep.EventsReplayed, rep.FromSeq, rep.CheckpointsRewritten, rep.Wall.Seconds(), rep.Vacuum.Seconds())
+			if rep.Path == store.PathApproximate {
+				fmt.Fprintf(out, "intervention %s, |U| = %d, ages %v\n", rep.Intervention, len(rep.IDs), rep.Ages)
+			}
+			if rep.NeedsNoise {
+				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
+			}
+			return err
+		},
+	}
+	f := cmd.Flags()
+	f.StringVar(&dir, "store", "", "store directory (required)")
+	f.Int64SliceVar(&ids, "ids", nil, "ids to forget, comma-separated (required)")
+	f.IntVar(&maxReplay, "max-replay", 0, "largest exact replay, in events, before the intervention is used instead (0: no cap, always exact)")
+	f.StringVar(&intervention, "intervention", "", "intervention beyond the cap: "+strings.Join(store.Interventions(), ", "))
+	f.BoolVar(&noVacuum, "no-vacuum", false, "skip the VACUUM after the commit (erasure then rests on secure_delete alone; the file keeps its size)")
+	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	return cmd
+}

@@ -1,0 +1,91 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"unlearn/stream"
+)
+
+// TestStoreLifecycle: init, ingest, forget and export give the snapshot
+// `unlearn train` writes for the deletion-edited stream, byte for byte.
+func TestStoreLifecycle(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "q.jsonl")
+	st := filepath.Join(dir, "model")
+	_, err := runCLI(t, "gen", "--kind", "quadratic", "--events", "400", "--d", "4", "--seed", "3", "--out", in)
+	require.NoError(t, err)
+	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "5", "--checkpoint-every", "64")
+	require.NoError(t, err)
+	out, err := runCLI(t, "ingest", "--store", st, "--batch", "100", in)
+	require.NoError(t, err)
+	require.Contains(t, out, "400 events in 4 transactions, 6 checkpoints")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "17,300")
+	require.NoError(t, err)
+	require.Contains(t, out, "path: exact")
+	exported := filepath.Join(dir, "export.json")
+	_, err = runCLI(t, "export", "--store", st, "--out", exported)
+	require.NoError(t, err)
+
+	h, err := stream.ReadFile(in)
+	require.NoError(t, err)
+	cfFile := filepath.Join(dir, "cf.jsonl")
+	require.NoError(t, stream.WriteFile(cfFile, h.Counterfactual(stream.NewIDSet(17, 300))))
+	trained := filepath.Join(dir, "train.json")
+	_, err = runCLI(t, "train", "--stream", cfFile, "--tau", "5", "--out", trained)
+	require.NoError(t, err)
+	a, err := os.ReadFile(exported)
+	require.NoError(t, err)
+	b, err := os.ReadFile(trained)
+	require.NoError(t, err)
+	require.Equal(t, string(b), string(a), "export after forget vs train on the deletion-edited stream")
+
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "10", "--intervention", "memory-reset")
+	require.NoError(t, err)
+	require.Contains(t, out, "path: approximate")
+	require.Contains(t, out, "NOTE: the state carries")
+	out, err = runCLI(t, "status", "--store", st, "--check")
+	require.NoError(t, err)
+	require.Contains(t, out, "NEEDS NOISE")
+	require.Contains(t, out, "check: OK")
+	out, err = runCLI(t, "evaluate", "--store", st, "--data", in)
+	require.NoError(t, err)
+	require.Contains(t, out, "exact counterfactual")
+}
+
+func TestStoreCommandsNameTheFlag(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "l.jsonl")
+	_, err := runCLI(t, "gen", "--kind", "logistic", "--events", "20", "--d", "3", "--out", in)
+	require.NoError(t, err)
+	st := filepath.Join(dir, "model")
+	_, err = runCLI(t, "init", "--store", st, "--kind", "logistic", "--d", "3")
+	require.NoError(t, err)
+	for _, c := range []struct {
+		name string
+		args []string
+		flag string
+	}{
+		{"init without store", []string{"init", "--header", in}, "--store"},
+		{"init quadratic without header", []string{"init", "--store", filepath.Join(dir, "x"), "--kind", "quadratic"}, "--header"},
+		{"init bad interval", []string{"init", "--store", filepath.Join(dir, "y"), "--header", in, "--checkpoint-every", "0"}, "--checkpoint-every"},
+		{"init bad tau", []string{"init", "--store", filepath.Join(dir, "z"), "--header", in, "--tau", "-1"}, "--tau"},
+		{"init over a store", []string{"init", "--store", st, "--header", in}, "--store"},
+		{"ingest no store", []string{"ingest", "--store", filepath.Join(dir, "none"), in}, "--store"},
+		{"forget without ids", []string{"forget", "--store", st}, "--ids"},
+		{"forget cap without intervention", []string{"forget", "--store", st, "--ids", "1", "--max-replay", "5"}, "--intervention"},
+		{"forget bad intervention", []string{"forget", "--store", st, "--ids", "1", "--max-replay", "5", "--intervention", "oracle"}, "--intervention"},
+		{"forget unknown id", []string{"forget", "--store", st, "--ids", "99"}, "--ids"},
+		{"export without out", []string{"export", "--store", st}, "--out"},
+		{"evaluate without data", []string{"evaluate", "--store", st}, "--data"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runCLI(t, c.args...)
+			require.Error(t, err)
+			require.Contains(t, err.Error(), c.flag)
+		})
+	}
+}

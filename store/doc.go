@@ -1,0 +1,82 @@
+// Package store keeps a live o-LBFGS learner on disk — its event log,
+// periodic checkpoints, the current state and the record of deletion
+// requests — in one SQLite database, and serves deletion requests by exact
+// replay from a checkpoint, or by a named unlearning intervention when the
+// replay would exceed a budget, erasing the deleted data from every file.
+//
+// # Lifecycle
+//
+// [Create] makes a store for a loss (a stream header) and a learner
+// configuration, with θ0 as its first checkpoint; [Open] opens it again.
+// [Store.Ingest] appends the events of a stream file (read one line at a
+// time) and trains on them, one o-LBFGS step each (SPEC §2), storing a
+// checkpoint — the full state with pair provenance, olbfgs.MarshalSnapshot —
+// after every event whose sequence number is a multiple of K.
+// [Store.Forget] serves a deletion request; [Store.Status],
+// [Store.Requests], [Store.Export], [Store.Counterfactual] and [Evaluate]
+// inspect the result; [Store.Check] verifies the store bit for bit.
+//
+// # Exact forget
+//
+// Let U be the deletion set and s_U the sequence number of its oldest
+// insert. Forget restores the newest exact checkpoint θ_c with c < s_U,
+// replays the log after c without U's events and regenerates every later
+// checkpoint. Replay is deterministic (olbfgs.Replay), so the state equals
+// olbfgs.Replay of stream.Counterfactual(log, U) bit for bit: the paper's
+// oracle replay (Definition "Deletion-edited counterfactual history";
+// Section "Experiments": exact recovery happens when the intervention
+// reconstructs the joint state (w, Z) by replay). Window replay from a
+// checkpoint is the same operation, exact because the window covers every
+// deleted insert. Its cost is the events after c, at the learner's step
+// rate: at most K−1 before s_U plus everything after it.
+//
+// # Approximate forget
+//
+// With ForgetOptions.MaxReplay = N, a request whose exact replay would
+// apply more than N events is served by an intervention of package unlearn
+// ([Interventions]) applied to the current state. The payloads of U are
+// erased all the same, but the state and the checkpoints from s_U on still
+// carry U's influence (through w and through curvature pairs built while U
+// steered the trajectory); the store marks them inexact and records the
+// intervention, |U| and the ages of U's inserts in update steps
+// (certify.AgesOf): what a noised, certified release must cover. A later
+// exact forget replays from an exact checkpoint before all of them and
+// removes the influence.
+//
+// # Erasure
+//
+// Every forget is one transaction that deletes (exact) or nulls
+// (approximate) U's payloads, with SQLite's secure_delete on (deleted
+// content is overwritten with zeros), followed by VACUUM (the file is
+// rebuilt without free pages). The rollback journal (journal_mode=DELETE,
+// not WAL) holds the old pages only until the forget commits and is then
+// unlinked. Afterwards no file of the store directory holds any byte of a
+// deleted payload (TestErasure searches for them). What is NOT erased: the
+// ids (tombstones, so that a forgotten id is refused if ingested again), the
+// request records, and — after an approximate forget, until an exact one —
+// the influence of the deleted data on the state and checkpoints. Copies
+// outside the directory (backups, the file system's free blocks, exported
+// snapshots) are the operator's.
+//
+// # Durability
+//
+// Every ingest batch and every forget is one SQLite transaction with
+// synchronous=FULL: a process killed at any point reopens to a consistent
+// store that has lost nothing it acknowledged (TestCrash kills a child
+// process with SIGKILL at random points). The invariants [Store.Check]
+// verifies: every exact checkpoint is the replay of the log up to it from
+// θ0; the state is the newest checkpoint followed by the log after it; and,
+// unless an approximate forget is pending, the replay of the whole log.
+//
+// # Errors
+//
+// Bad input — a stream line, a header of another loss, a duplicate or
+// forgotten id, an unknown id, an option out of range — is an error that
+// names it (*EventError, *stream.LineError, *OptionError), wrapping the
+// package's sentinels (ErrEvent, ErrHeader, ErrUnknownID, ErrOptions, …).
+// Nothing panics on input.
+//
+// The certified release step and the privacy ledger are not part of this
+// package: they take the state and the pending requests' records
+// ([Status].Pending) through package certify.
+package store

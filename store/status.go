@@ -1,0 +1,258 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"time"
+
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// Status summarizes a store.
+type Status struct {
+	Dir           string
+	SchemaVersion int
+	Kind          stream.Kind
+	Learner       olbfgs.Config
+	// CheckpointEvery is K.
+	CheckpointEvery int
+	// Events is the number of events in the log (erased ones included);
+	// Erased counts those whose payload an approximate forget erased.
+	Events, Erased int
+	// Head is the largest sequence number ever assigned.
+	Head int64
+	// T is the number of events the current state has applied.
+	T int
+	// Checkpoints and InexactCheckpoints count the stored checkpoints and
+	// those carrying forgotten data's influence.
+	Checkpoints, InexactCheckpoints int
+	// Forgotten is the number of tombstones; Requests the number of
+	// deletion requests served.
+	Forgotten, Requests int
+	// NeedsNoise reports whether the state carries forgotten data's
+	// influence (an approximate forget not yet resolved by an exact one):
+	// only a noised release may then be published. Pending lists those
+	// requests.
+	NeedsNoise bool
+	Pending    []Request
+	// Bytes is the total size of the files in the store directory.
+	Bytes int64
+}
+
+// Request is the record of one served deletion request.
+type Request struct {
+	Request        int64
+	Time           time.Time
+	IDs            []int64
+	Path           Path
+	Reason         string
+	FromSeq        int64
+	EventsReplayed int
+	Wall           time.Duration
+	// Intervention, Ages and USize are what a noised release must cover
+	// (approximate path only; see ForgetReport).
+	Intervention string
+	Ages         []int
+	USize        int
+	NeedsNoise   bool
+	// ResolvedBy is the exact request that later removed this approximate
+	// request's influence from the state (0 if none).
+	ResolvedBy int64
+}
+
+// Status returns a summary of the store.
+func (s *Store) Status() (Status, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return Status{}, ErrClosed
+	}
+	ctx := context.Background()
+	if err := s.refresh(ctx, s.db); err != nil {
+		return Status{}, err
+	}
+	st := Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
+	var err error
+	if st.SchemaVersion, err = schemaVersion(ctx, s.db); err != nil {
+		return st, err
+	}
+	for _, q := range []struct {
+		dst *int
+		sql string
+	}{
+		{&st.Events, `SELECT count(*) FROM events`},
+		{&st.Erased, `SELECT count(*) FROM events WHERE payload IS NULL`},
+		{&st.Checkpoints, `SELECT count(*) FROM checkpoints`},
+		{&st.InexactCheckpoints, `SELECT count(*) FROM checkpoints WHERE exact = 0`},
+		{&st.Forgotten, `SELECT count(*) FROM forgotten`},
+		{&st.Requests, `SELECT count(*) FROM forget_requests`},
+	} {
+		if err := s.db.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
+			return st, err
+		}
+	}
+	if st.Pending, err = s.requests(ctx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
+		return st, err
+	}
+	entries, err := os.ReadDir(s.dir)
+	if err != nil {
+		return st, err
+	}
+	for _, e := range entries {
+		if fi, err := e.Info(); err == nil && fi.Mode().IsRegular() {
+			st.Bytes += fi.Size()
+		}
+	}
+	return st, nil
+}
+
+// Requests returns the record of every deletion request, oldest first.
+func (s *Store) Requests() ([]Request, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil, ErrClosed
+	}
+	return s.requests(context.Background(), "")
+}
+
+func (s *Store) requests(ctx context.Context, where string) ([]Request, error) {
+	rows, err := s.db.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
+		intervention, ages, u_size, needs_noise, resolved_by FROM forget_requests `+where+` ORDER BY request`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Request
+	for rows.Next() {
+		var r Request
+		var tm, ids, path string
+		var wall int64
+		var interv, ages sql.NullString
+		var resolved sql.NullInt64
+		var nn int
+		if err := rows.Scan(&r.Request, &tm, &ids, &path, &r.Reason, &r.FromSeq, &r.EventsReplayed, &wall,
+			&interv, &ages, &r.USize, &nn, &resolved); err != nil {
+			return nil, err
+		}
+		r.Time, _ = time.Parse(time.RFC3339Nano, tm)
+		if err := json.Unmarshal([]byte(ids), &r.IDs); err != nil {
+			return nil, fmt.Errorf("%w: request %d: ids: %w", ErrSchema, r.Request, err)
+		}
+		if ages.Valid {
+			if err := json.Unmarshal([]byte(ages.String), &r.Ages); err != nil {
+				return nil, fmt.Errorf("%w: request %d: ages: %w", ErrSchema, r.Request, err)
+			}
+		}
+		r.Path, r.Wall, r.Intervention = Path(path), time.Duration(wall), interv.String
+		r.NeedsNoise, r.ResolvedBy = nn == 1, resolved.Int64
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// Export writes the current, un-noised state as an olbfgs-state/v1
+// snapshot (olbfgs.MarshalSnapshot, with the store's stream header) to w.
+// It is for inspection and tests: it is NOT a release — it holds every
+// ingested sample's influence and, after an approximate forget, forgotten
+// samples' influence too. Publish only a certified release.
+func (s *Store) Export(w io.Writer) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	if err := s.refresh(context.Background(), s.db); err != nil {
+		return err
+	}
+	b, err := olbfgs.MarshalSnapshot(s.state, s.hdr)
+	if err != nil {
+		return err
+	}
+	_, err = w.Write(b)
+	return err
+}
+
+// Counterfactual returns the exact counterfactual state: the replay from θ0
+// of every event in the log that was not forgotten (olbfgs.Replay on the
+// deletion-edited stream). When NeedsNoise is false this is the current
+// state; otherwise it is computed by replay from the newest exact
+// checkpoint, reading the log in chunks, and nothing is written. (Erased
+// events are skipped: they are the forgotten ones.)
+func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil, ErrClosed
+	}
+	ctx := context.Background()
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, err
+	}
+	defer tx.Rollback()
+	if err := s.refresh(ctx, tx); err != nil {
+		return nil, err
+	}
+	if s.exact {
+		return s.state.Clone(), nil
+	}
+	var c int64
+	var snap []byte
+	if err := tx.QueryRow(`SELECT seq, snapshot FROM checkpoints WHERE exact = 1 ORDER BY seq DESC LIMIT 1`).Scan(&c, &snap); err != nil {
+		return nil, fmt.Errorf("%w: no exact checkpoint: %w", ErrInconsistent, err)
+	}
+	l, err := s.decodeState(snap)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.replaySkippingErased(tx, l, c); err != nil {
+		return nil, err
+	}
+	return l, nil
+}
+
+// replaySkippingErased applies the non-erased rows after c to l, reading
+// them replayChunk at a time.
+func (s *Store) replaySkippingErased(tx *sql.Tx, l *olbfgs.Learner, c int64) error {
+	for from := c; ; {
+		rows, err := tx.Query(`SELECT seq, id, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, from, replayChunk)
+		if err != nil {
+			return err
+		}
+		var evs []stream.Event
+		read := 0
+		for rows.Next() {
+			var id int64
+			var p []byte
+			if err := rows.Scan(&from, &id, &p); err != nil {
+				rows.Close()
+				return err
+			}
+			read++
+			if p == nil {
+				continue
+			}
+			z, err := decodePayload(p, s.cfg.Dim)
+			if err != nil {
+				rows.Close()
+				return err
+			}
+			evs = append(evs, stream.Event{Op: stream.Insert, ID: id, Sample: z})
+		}
+		if err := rows.Close(); err != nil {
+			return err
+		}
+		if err := l.Run(evs); err != nil {
+			return err
+		}
+		if read < replayChunk {
+			return nil
+		}
+	}
+}

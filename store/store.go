@@ -1,0 +1,479 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"math"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"time"
+
+	"unlearn/olbfgs"
+	"unlearn/stream"
+)
+
+// DefaultCheckpointEvery is the checkpoint interval K used when
+// Config.CheckpointEvery is 0.
+const DefaultCheckpointEvery = 10000
+
+// Config describes a new store (see [Create]).
+type Config struct {
+	// Header is the stream header that defines the loss (kind, d and the
+	// loss constants). Required. Every ingested stream must have the same
+	// kind, d and constants; its metadata may differ.
+	Header stream.Header
+	// Learner is the o-LBFGS configuration (τ, η, γ0, curvature tolerance).
+	// Required; Learner.Dim must equal Header.D.
+	Learner olbfgs.Config
+	// CheckpointEvery is K ≥ 1: a checkpoint is stored after every event
+	// whose sequence number is a multiple of K. If 0, it defaults to
+	// DefaultCheckpointEvery.
+	CheckpointEvery int
+}
+
+// Store is a live o-LBFGS learner on disk: its event log, periodic
+// checkpoints, the current state and the record of deletion requests, in one
+// SQLite database in a directory. Methods are safe for concurrent use (they
+// are serialized); two processes may open the same store, and SQLite's locks
+// serialize their transactions.
+type Store struct {
+	mu   sync.Mutex
+	db   *sql.DB
+	dir  string
+	hdr  stream.Header
+	hraw json.RawMessage // the header's JSON, spliced into stored snapshots
+	loss stream.Loss
+	cfg  olbfgs.Config
+	k    int64
+
+	// Cached from the database; reloaded after a failed transaction and
+	// when another process has committed since (meta "generation").
+	gen    int64
+	loaded bool  // the cache holds the database's state
+	head   int64 // the largest seq ever assigned (never reused)
+	state  *olbfgs.Learner
+	exact  bool
+}
+
+// Create makes a new store in dir (created if missing, mode 0700) for the
+// given configuration, holding θ0 as its first checkpoint. It returns an
+// error wrapping ErrExists if dir already holds a store, and a
+// *OptionError or *olbfgs.ConfigError for a bad configuration.
+func Create(dir string, c Config) (*Store, error) {
+	if c.CheckpointEvery == 0 {
+		c.CheckpointEvery = DefaultCheckpointEvery
+	}
+	if c.CheckpointEvery < 1 {
+		return nil, &OptionError{Option: "CheckpointEvery", Value: c.CheckpointEvery, Want: "must be at least 1"}
+	}
+	loss, err := c.Header.Loss()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHeader, err)
+	}
+	if c.Learner.Dim != c.Header.D {
+		return nil, &OptionError{Option: "Learner.Dim", Value: c.Learner.Dim, Want: fmt.Sprintf("must equal the header's d = %d", c.Header.D)}
+	}
+	l, err := olbfgs.New(c.Learner, loss)
+	if err != nil {
+		return nil, err
+	}
+	hraw, err := json.Marshal(c.Header)
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", ErrHeader, err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err == nil {
+		return nil, fmt.Errorf("store: %s: %w", dir, ErrExists)
+	} else if !errors.Is(err, fs.ErrNotExist) {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db, err := openDB(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, dir: dir, hdr: c.Header, hraw: hraw, loss: loss, cfg: c.Learner, k: int64(c.CheckpointEvery), state: l, exact: true}
+	if err := s.initialize(); err != nil {
+		db.Close()
+		return nil, err
+	}
+	s.loaded = true
+	return s, nil
+}
+
+// learnerJSON is the stored form of olbfgs.Config.
+type learnerJSON struct {
+	Dim          int     `json:"d"`
+	Memory       int     `json:"tau"`
+	StepSize     float64 `json:"eta"`
+	InitialScale float64 `json:"gamma0"`
+	CurvatureTol float64 `json:"curvature_tol"`
+}
+
+func (s *Store) initialize() error {
+	ctx := context.Background()
+	if err := migrate(ctx, s.db); err != nil {
+		return fmt.Errorf("store: %w", err)
+	}
+	lj, err := json.Marshal(learnerJSON{s.cfg.Dim, s.cfg.Memory, s.cfg.StepSize, s.cfg.InitialScale, s.cfg.CurvatureTol})
+	if err != nil {
+		return err
+	}
+	snap, err := s.encodeState(s.state)
+	if err != nil {
+		return err
+	}
+	return s.inTx(ctx, func(tx *sql.Tx) error {
+		for _, kv := range [][2]string{
+			{"header", string(s.hraw)},
+			{"learner", string(lj)},
+			{"checkpoint_every", strconv.FormatInt(s.k, 10)},
+			{"head", "0"},
+			{"generation", "0"},
+			{"created", now()},
+		} {
+			if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, kv[0], kv[1]); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.Exec(`INSERT INTO checkpoints (seq, exact, t, origin, created, snapshot) VALUES (0, 1, 0, 'init', ?, ?)`, now(), snap); err != nil {
+			return err
+		}
+		_, err := tx.Exec(`INSERT INTO state (one, exact, snapshot) VALUES (1, 1, ?)`, snap)
+		return err
+	})
+}
+
+// Open opens the store in dir. It returns an error wrapping ErrNotStore if
+// dir holds none, and ErrSchema if the store's schema is newer than this
+// package's or its metadata is damaged. An older schema is migrated.
+func Open(dir string) (*Store, error) {
+	if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("store: %s: %w (create one with Create / unlearn init)", dir, ErrNotStore)
+		}
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db, err := openDB(dir)
+	if err != nil {
+		return nil, err
+	}
+	s := &Store{db: db, dir: dir}
+	if err := s.load(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %s: %w", dir, err)
+	}
+	return s, nil
+}
+
+func openDB(dir string) (*sql.DB, error) {
+	name, err := dsn(dir)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	db, err := sql.Open("sqlite", name)
+	if err != nil {
+		return nil, fmt.Errorf("store: %w", err)
+	}
+	// One connection: the store is one writer, and the per-connection
+	// PRAGMAs then hold for every statement.
+	db.SetMaxOpenConns(1)
+	db.SetMaxIdleConns(1)
+	db.SetConnMaxLifetime(0)
+	if err := db.Ping(); err != nil {
+		db.Close()
+		return nil, fmt.Errorf("store: %w: %w", ErrNotStore, err)
+	}
+	return db, nil
+}
+
+// load reads the metadata and the current state.
+func (s *Store) load() error {
+	ctx := context.Background()
+	var n int
+	if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE name = 'schema_migrations'`).Scan(&n); err != nil {
+		return fmt.Errorf("%w: %w", ErrNotStore, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%w: no schema", ErrNotStore)
+	}
+	if err := migrate(ctx, s.db); err != nil {
+		return err
+	}
+	meta := map[string]string{}
+	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	if err != nil {
+		return fmt.Errorf("%w: %w", ErrSchema, err)
+	}
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			rows.Close()
+			return err
+		}
+		meta[k] = v
+	}
+	if err := rows.Close(); err != nil {
+		return err
+	}
+	for _, k := range []string{"header", "learner", "checkpoint_every", "head", "generation"} {
+		if _, ok := meta[k]; !ok {
+			return fmt.Errorf("%w: meta %q missing (an interrupted init? remove the directory and init again)", ErrSchema, k)
+		}
+	}
+	if err := json.Unmarshal([]byte(meta["header"]), &s.hdr); err != nil {
+		return fmt.Errorf("%w: meta \"header\": %w", ErrSchema, err)
+	}
+	s.hraw = json.RawMessage(meta["header"])
+	if s.loss, err = s.hdr.Loss(); err != nil {
+		return fmt.Errorf("%w: meta \"header\": %w", ErrSchema, err)
+	}
+	var lj learnerJSON
+	if err := json.Unmarshal([]byte(meta["learner"]), &lj); err != nil {
+		return fmt.Errorf("%w: meta \"learner\": %w", ErrSchema, err)
+	}
+	s.cfg = olbfgs.Config{Dim: lj.Dim, Memory: lj.Memory, StepSize: lj.StepSize, InitialScale: lj.InitialScale, CurvatureTol: lj.CurvatureTol}
+	if err := s.cfg.Validate(); err != nil {
+		return fmt.Errorf("%w: meta \"learner\": %w", ErrSchema, err)
+	}
+	if s.k, err = strconv.ParseInt(meta["checkpoint_every"], 10, 64); err != nil || s.k < 1 {
+		return fmt.Errorf("%w: meta \"checkpoint_every\" = %q", ErrSchema, meta["checkpoint_every"])
+	}
+	if err := s.reload(ctx); err != nil {
+		return err
+	}
+	s.loaded = true
+	return nil
+}
+
+// refresh reloads the cache if another process has committed since it was
+// read (for the methods that only read).
+func (s *Store) refresh(ctx context.Context, q querier) error {
+	gen, err := metaInt(ctx, q, "generation")
+	if err != nil || gen == s.gen {
+		return err
+	}
+	return s.reloadFrom(ctx, q)
+}
+
+// querier is what reload needs of *sql.DB and *sql.Tx.
+type querier interface {
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// metaInt reads an integer from meta.
+func metaInt(ctx context.Context, q querier, key string) (int64, error) {
+	var v string
+	if err := q.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = ?`, key).Scan(&v); err != nil {
+		return 0, fmt.Errorf("%w: meta %q: %w", ErrSchema, key, err)
+	}
+	n, err := strconv.ParseInt(v, 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("%w: meta %q = %q", ErrSchema, key, v)
+	}
+	return n, nil
+}
+
+// reload reads the generation, the head and the current state from the
+// database (after Open, after a failed transaction to drop what it changed
+// in memory, and when another process has committed since).
+func (s *Store) reload(ctx context.Context) error { return s.reloadFrom(ctx, s.db) }
+
+func (s *Store) reloadFrom(ctx context.Context, q querier) error {
+	var err error
+	if s.gen, err = metaInt(ctx, q, "generation"); err != nil {
+		return err
+	}
+	if s.head, err = metaInt(ctx, q, "head"); err != nil {
+		return err
+	}
+	var snap []byte
+	var exact int
+	if err := q.QueryRowContext(ctx, `SELECT exact, snapshot FROM state WHERE one = 1`).Scan(&exact, &snap); err != nil {
+		return fmt.Errorf("%w: state: %w", ErrSchema, err)
+	}
+	if s.state, err = s.decodeState(snap); err != nil {
+		return fmt.Errorf("%w: state: %w", ErrSchema, err)
+	}
+	s.exact = exact == 1
+	return nil
+}
+
+// Close closes the database. The store must not be used afterwards.
+func (s *Store) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil
+	}
+	err := s.db.Close()
+	s.db = nil
+	return err
+}
+
+// Dir returns the store's directory.
+func (s *Store) Dir() string { return s.dir }
+
+// Header returns the stream header that defines the store's loss.
+func (s *Store) Header() stream.Header { return s.hdr }
+
+// LearnerConfig returns the learner's configuration.
+func (s *Store) LearnerConfig() olbfgs.Config { return s.cfg }
+
+// Loss returns the store's loss.
+func (s *Store) Loss() stream.Loss { return s.loss }
+
+// CheckpointEvery returns the checkpoint interval K.
+func (s *Store) CheckpointEvery() int { return int(s.k) }
+
+// State returns a copy of the current (un-noised) learner state.
+func (s *Store) State() (*olbfgs.Learner, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil, ErrClosed
+	}
+	if err := s.refresh(context.Background(), s.db); err != nil {
+		return nil, err
+	}
+	return s.state.Clone(), nil
+}
+
+// inTx runs f in one write transaction and commits it. It first reloads
+// the cached state if another process has committed since (the generation
+// counter of meta, read under the transaction's lock), and counts its own
+// commit in it; on any error the transaction is rolled back and the cached
+// state reloaded.
+func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	if s.loaded {
+		gen, err := metaInt(ctx, tx, "generation")
+		if err != nil {
+			tx.Rollback()
+			return err
+		}
+		if gen != s.gen {
+			if err := s.reloadFrom(ctx, tx); err != nil {
+				tx.Rollback()
+				return err
+			}
+		}
+	}
+	defer func() {
+		if err != nil {
+			tx.Rollback()
+			if s.loaded {
+				if rerr := s.reload(ctx); rerr != nil {
+					err = errors.Join(err, fmt.Errorf("store: reload after rollback: %w", rerr))
+				}
+			}
+		}
+	}()
+	if err = f(tx); err != nil {
+		return err
+	}
+	if _, err = tx.Exec(`UPDATE meta SET value = ? WHERE key = 'generation'`, strconv.FormatInt(s.gen+1, 10)); err != nil {
+		return err
+	}
+	if err = tx.Commit(); err != nil {
+		return fmt.Errorf("store: commit: %w", err)
+	}
+	s.gen++
+	return nil
+}
+
+// encodeState returns the stored form of a learner: its olbfgs-state/v1
+// snapshot with the stream header left out (it is in meta; a quadratic
+// header holds 2d² numbers).
+func (s *Store) encodeState(l *olbfgs.Learner) ([]byte, error) {
+	full, err := olbfgs.MarshalSnapshot(l, s.hdr)
+	if err != nil {
+		return nil, err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(full, &m); err != nil {
+		return nil, err
+	}
+	m["stream"] = json.RawMessage("null")
+	return json.Marshal(m)
+}
+
+// decodeState is the inverse of encodeState.
+func (s *Store) decodeState(b []byte) (*olbfgs.Learner, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, fmt.Errorf("%w: %w", olbfgs.ErrSnapshot, err)
+	}
+	m["stream"] = s.hraw
+	full, err := json.Marshal(m)
+	if err != nil {
+		return nil, err
+	}
+	l, _, err := olbfgs.UnmarshalSnapshot(full)
+	if err != nil {
+		return nil, err
+	}
+	if l.Config() != s.cfg {
+		return nil, fmt.Errorf("%w: configuration %+v differs from the store's %+v", olbfgs.ErrSnapshot, l.Config(), s.cfg)
+	}
+	return l, nil
+}
+
+// encodePayload returns the stored bytes of a sample: S, then V, each
+// float64 little-endian.
+func encodePayload(z stream.Sample) []byte {
+	b := make([]byte, 8*(1+len(z.V)))
+	binary.LittleEndian.PutUint64(b, math.Float64bits(z.S))
+	for i, v := range z.V {
+		binary.LittleEndian.PutUint64(b[8*(i+1):], math.Float64bits(v))
+	}
+	return b
+}
+
+// decodePayload is the inverse of encodePayload for dimension d.
+func decodePayload(b []byte, d int) (stream.Sample, error) {
+	if len(b) != 8*(1+d) {
+		return stream.Sample{}, fmt.Errorf("%w: payload of %d bytes, want %d", ErrInconsistent, len(b), 8*(1+d))
+	}
+	z := stream.Sample{S: math.Float64frombits(binary.LittleEndian.Uint64(b)), V: make([]float64, d)}
+	for i := range z.V {
+		z.V[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*(i+1):]))
+	}
+	return z, nil
+}
+
+func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }
+
+func setHead(tx *sql.Tx, head int64) error {
+	_, err := tx.Exec(`UPDATE meta SET value = ? WHERE key = 'head'`, strconv.FormatInt(head, 10))
+	return err
+}
+
+func writeCheckpoint(tx *sql.Tx, seq int64, exact bool, t int, origin string, snap []byte) error {
+	_, err := tx.Exec(`INSERT OR REPLACE INTO checkpoints (seq, exact, t, origin, created, snapshot) VALUES (?, ?, ?, ?, ?, ?)`,
+		seq, b2i(exact), t, origin, now(), snap)
+	return err
+}
+
+func writeState(tx *sql.Tx, exact bool, snap []byte) error {
+	_, err := tx.Exec(`UPDATE state SET exact = ?, snapshot = ? WHERE one = 1`, b2i(exact), snap)
+	return err
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
