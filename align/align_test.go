@@ -138,7 +138,7 @@ func TestMemoryErrorZeroForIdenticalMemories(t *testing.T) {
 	}
 }
 
-// naiveEZ is the SPEC §3 definition with Memory.Apply on every probe.
+// naiveEZ is the spec §3 definition with Memory.Apply on every probe.
 func naiveEZ(a, b *olbfgs.Memory, probes [][]float64) float64 {
 	d := a.Dim()
 	ha, hb := make([]float64, d), make([]float64, d)
@@ -585,7 +585,7 @@ func TestZeroLambdaZ(t *testing.T) {
 	}
 }
 
-// TestTrackDirectionAtHorizon: SPEC §8 defines D_upd(H) whenever an insert
+// TestTrackDirectionAtHorizon: spec §8 defines D_upd(H) whenever an insert
 // follows state H, even past the horizon; it is undefined only when the
 // stream has no further insert.
 func TestTrackDirectionAtHorizon(t *testing.T) {

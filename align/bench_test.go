@@ -9,7 +9,7 @@ import (
 )
 
 // Benchmarks at the paper's sizes (Table 1): d = 25, m_q = 32 probes,
-// τ ∈ {5, 10, 20} (the grid of SPEC §6), on a fixed-seed quadratic stream.
+// τ ∈ {5, 10, 20} (the grid of spec §6), on a fixed-seed quadratic stream.
 
 var benchTaus = []int{5, 10, 20}
 

@@ -7,14 +7,14 @@ import (
 	"unlearn/internal/floatbits"
 )
 
-// DirectionError returns the update-direction error of SPEC §3 (the paper's
+// DirectionError returns the update-direction error of spec §3 (the paper's
 // D_upd) between two update directions a and b:
 //
 //	D_upd = 1 − aᵀb / (‖a‖₂‖b‖₂),
 //
 // with D_upd = 0 when both are zero and 1 when exactly one is. It lies in
 // [0, 2]: 0 for parallel directions, 1 for orthogonal, 2 for opposite.
-// Bitwise-identical directions give exactly 0 (SPEC §8) and exactly opposite
+// Bitwise-identical directions give exactly 0 (spec §8) and exactly opposite
 // ones exactly 2. The vectors are first scaled by powers of two (exactly),
 // so no magnitude over- or underflows; the cosine is clamped to [−1, 1]
 // against round-off. It panics if the lengths differ. The sign convention of

@@ -1,5 +1,5 @@
 // Package align measures how far an intervened o-LBFGS state is from the
-// deletion-edited counterfactual — the state-alignment metrics of SPEC §3
+// deletion-edited counterfactual — the state-alignment metrics of spec §3
 // and of the paper's Section "State Alignment Metrics" — step after step,
 // and condenses the trajectories into the figures of its tables.
 //
@@ -7,7 +7,7 @@
 //
 // For an intervened state θ̃ = (w̃, Z̃) and the counterfactual θ⁻ = (w⁻, Z⁻)
 // at post-deletion step k (k = 0 is the state right after the intervention;
-// step k follows the event e_{t_del+k}, SPEC §8), a [Point] holds
+// step k follows the event e_{t_del+k}, spec §8), a [Point] holds
 //
 //	E_w     = ‖w̃ − w⁻‖₂                                    parameter error
 //	E_Z     = sqrt((1/m_q) Σ_j ‖H_Z̃ q_j − H_Z⁻ q_j‖²)       memory-operator error

@@ -43,7 +43,7 @@ type Options struct {
 }
 
 // Point holds the alignment metrics of one state against the reference at
-// one post-deletion step (SPEC §3).
+// one post-deletion step (spec §3).
 type Point struct {
 	// Ew is the parameter error ‖w̃ − w⁻‖₂.
 	Ew float64

@@ -9,7 +9,7 @@ import (
 // empty when From > To.
 type Range struct{ From, To int }
 
-// Phases returns the decay phases of SPEC §8 for memory size τ ≥ 1 and
+// Phases returns the decay phases of spec §8 for memory size τ ≥ 1 and
 // horizon H ≥ 0, inclusive and clipped to [0, H]:
 //
 //	P1 = [0, τ−1]   the deleted data may still be in the curvature pairs,
@@ -29,7 +29,7 @@ func Phases(tau, h int) [3]Range {
 }
 
 // Fit is a least-squares exponential envelope E(k) ≈ C·ρ̂^k over a range
-// of steps (SPEC §3, the paper's decay-rate fit).
+// of steps (spec §3, the paper's decay-rate fit).
 type Fit struct {
 	// From and To are the inclusive range of k that was fitted.
 	From, To int
@@ -48,7 +48,7 @@ type Fit struct {
 
 // FitDecay fits log series[k] ≈ log C + k·log ρ̂ by ordinary least squares
 // over the steps k ∈ [from, to] where series[k] is positive and finite
-// (zeros — exact agreement — have no logarithm and are skipped, SPEC §8):
+// (zeros — exact agreement — have no logarithm and are skipped, spec §8):
 //
 //	log ρ̂ = Σ (k − k̄)(y_k − ȳ) / Σ (k − k̄)²,   log C = ȳ − k̄·log ρ̂,
 //

@@ -7,7 +7,7 @@ import (
 )
 
 // DefaultProbes is m_q, the number of probe vectors of the memory-operator
-// error (the paper's Table 1, SPEC §3).
+// error (the paper's Table 1, spec §3).
 const DefaultProbes = 32
 
 // ProbeStream is the second word of the PCG state that [Options].Seed
@@ -22,7 +22,7 @@ const ProbeStream = 0x70726f6265
 // few ulps) and rejects vectors that were not normalized.
 const ProbeNormTol = 1e-12
 
-// DrawProbes returns m probe vectors of dimension d drawn from rng as SPEC §3
+// DrawProbes returns m probe vectors of dimension d drawn from rng as spec §3
 // prescribes: each is a standard normal vector N(0, I_d), divided by its
 // Euclidean norm. The draw order is probe by probe, coordinate 0 to d−1
 // within a probe (d consecutive rng.NormFloat64 calls per probe); the norm is

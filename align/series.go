@@ -5,14 +5,14 @@ import (
 	"math"
 )
 
-// ExactTol is the relative tolerance of exact recovery (SPEC §3): a
+// ExactTol is the relative tolerance of exact recovery (spec §3): a
 // trajectory recovers the counterfactual exactly when
 // E_Θ(k) ≤ ExactTol·max(1, ‖w⁻_k‖₂) at every step k ∈ [0, H].
 const ExactTol = 1e-9
 
 // Series holds the per-step metrics of one state trajectory against the
 // reference, k = 0..H (index k is post-deletion step k; k = 0 is the state
-// right after the intervention, SPEC §8). The slices have equal lengths.
+// right after the intervention, spec §8). The slices have equal lengths.
 type Series struct {
 	Ew, EZ, ETheta []float64
 	// Dupd[k] is meaningful only where DupdDefined[k] (it is 0 elsewhere).
@@ -59,7 +59,7 @@ func (s *Series) At(k int) Point {
 	}
 }
 
-// Summary condenses a series into the per-run figures of SPEC §3 and §6.
+// Summary condenses a series into the per-run figures of spec §3 and §6.
 type Summary struct {
 	// Horizon is H: the series covers k = 0..H.
 	Horizon int
@@ -72,7 +72,7 @@ type Summary struct {
 	// MemoryAUC is Σ_{k=0..H} E_Z(k).
 	MemoryAUC float64
 	// UpdateAUC is Σ D_upd(k) over the steps where it is defined
-	// (UpdateSteps of them; SPEC §8).
+	// (UpdateSteps of them; spec §8).
 	UpdateAUC   float64
 	UpdateSteps int
 	// ClearanceStep is the direct-clearance time, the first k with

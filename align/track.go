@@ -11,11 +11,11 @@ import (
 // Track propagates the reference and the states on the future events
 // e_{t_del+1}, …, e_{t_del+H} (future[:h]) and measures every state against
 // the reference at each step k = 0..h, before the k-th future event is
-// applied (SPEC §8: state k follows e_{t_del+k}). D_upd(k) uses the first
+// applied (spec §8: state k follows e_{t_del+k}). D_upd(k) uses the first
 // insert among future[k:] — which may lie after the horizon, so pass every
 // event after t_del that the stream has — and is undefined where there is
-// none (SPEC §8). It panics unless 0 ≤ h ≤ len(future). A delete
-// event changes no state (SPEC §8); Track records it on each learner that has
+// none (spec §8). It panics unless 0 ≤ h ≤ len(future). A delete
+// event changes no state (spec §8); Track records it on each learner that has
 // not yet recorded that id, and skips it on the others, so a deletion the
 // intervention already marked is not an error.
 //

@@ -12,8 +12,8 @@ import (
 )
 
 // pipeline is a deletion scenario of the paper's Experiment 2 shape: a
-// drifting quadratic stream (d = 25, κ = 10, SPEC §1.2) generated with
-// seed, the prefix e_1..e_tdel, U the count most recent inserts (SPEC §4).
+// drifting quadratic stream (d = 25, κ = 10, spec §1.2) generated with
+// seed, the prefix e_1..e_tdel, U the count most recent inserts (spec §4).
 type pipeline struct {
 	cfg    olbfgs.Config
 	loss   stream.Loss

@@ -106,7 +106,7 @@ func Flatten(m *olbfgs.Memory) []float64 {
 //     deleted.
 //
 // u must contain the id of every delete event of the prefix (a realized
-// deletion joins U, SPEC §8). Errors of training and of the intervention
+// deletion joins U, spec §8). Errors of training and of the intervention
 // are returned wrapped with the world they occurred in.
 func Worlds(cfg olbfgs.Config, loss stream.Loss, prefix []stream.Event, u stream.IDSet, op unlearn.Operator) (a, b *olbfgs.Learner, err error) {
 	actual, err := olbfgs.New(cfg, loss)

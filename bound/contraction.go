@@ -73,7 +73,7 @@ type AnalyticParams struct {
 	// Mu and L are the strong-convexity and smoothness constants of every
 	// loss (paper: Assumption "Strong convexity and smoothness"),
 	// 0 < Mu ≤ L. Required. The losses must also be twice continuously
-	// differentiable (both SPEC loss kinds are).
+	// differentiable (both the spec loss kinds are).
 	Mu, L float64
 	// Eta is the step size η > 0. Required.
 	Eta float64
@@ -159,8 +159,8 @@ type DecayOptions struct {
 
 // EstimateFromDecay estimates ρ from a series of errors e_0, e_1, … of
 // one trajectory against its counterfactual at successive steps (e.g. the
-// state errors E_Θ(k) of SPEC §3 over one phase): the least-squares fit
-// log e_k ≈ log C + k·log ρ̂, skipping zeros (SPEC §8), gives
+// state errors E_Θ(k) of spec §3 over one phase): the least-squares fit
+// log e_k ≈ log C + k·log ρ̂, skipping zeros (spec §8), gives
 // ρ̂ = exp(slope)·(1 + Margin). The caller selects the range by slicing.
 //
 // The result is Estimated: an average decay rate over the range, not a

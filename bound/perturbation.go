@@ -108,7 +108,7 @@ const (
 	// MemoryCoupled is the paper's Lemma "One-step state-error recursion"
 	// taken literally in the state metric
 	// d_Θ = ‖w̃ − w⁻‖₂ + λ_Z·‖H_Z̃ − H_Z⁻‖₂ (which bounds E_w + λ_Z·E_Z of
-	// SPEC §3): perturbation η·hMax·G + λ_Z·(hMax−hMin) at each deleted
+	// spec §3): perturbation η·hMax·G + λ_Z·(hMax−hMin) at each deleted
 	// insert's step and none elsewhere; ρ is the paper's Assumption
 	// "Contractive update map" for the coupled map in d_Θ, which nothing
 	// here proves. Assumed.

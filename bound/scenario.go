@@ -54,7 +54,7 @@ type Scenario struct {
 	// Memory selects the perturbation model. Defaults to MemoryWorstCase.
 	Memory MemoryModel
 	// LambdaZ is the weight λ_Z ≥ 0 of the memory in the coupled state
-	// metric; used only by MemoryCoupled. If nil, it defaults to 1 (SPEC §3);
+	// metric; used only by MemoryCoupled. If nil, it defaults to 1 (spec §3);
 	// new(0.0) sets λ_Z = 0 (as align.Options.LambdaZ). The pointed-to value
 	// is read, never written.
 	LambdaZ *float64
@@ -120,7 +120,7 @@ type Result struct {
 
 const (
 	metricParams = "parameter error ‖w̃ − w⁻‖₂"
-	metricState  = "state error ‖w̃ − w⁻‖₂ + λ_Z·‖H_Z̃ − H_Z⁻‖₂ (≥ E_w + λ_Z·E_Z of SPEC §3)"
+	metricState  = "state error ‖w̃ − w⁻‖₂ + λ_Z·‖H_Z̃ − H_Z⁻‖₂ (≥ E_w + λ_Z·E_Z of spec §3)"
 )
 
 // Bound computes α_{t0}, …, α_{t0+Horizon} for the scenario. Cost

@@ -113,7 +113,7 @@ func randomVec(r *rand.Rand, d int, n float64) []float64 {
 	return v
 }
 
-// olbfgs is a minimal online L-BFGS learner following SPEC §2 (two-loop
+// olbfgs is a minimal online L-BFGS learner following spec §2 (two-loop
 // recursion of Nocedal & Wright Alg. 7.4, γ = sᵀy/yᵀy of the newest pair
 // or γ0, curvature guard sᵀy > 1e-10·‖s‖‖y‖, FIFO of τ pairs), on isotropic
 // quadratic losses ℓ(w) = ½·a·‖w − b‖², which keeps this package free of

@@ -487,7 +487,7 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 const resolution = 0x1p-30
 
 // HeaderOf returns a stream header describing loss (format, kind, d, and
-// H0, H1 or λ), without metadata. Errors: a loss of neither SPEC kind
+// H0, H1 or λ), without metadata. Errors: a loss of neither the spec kind
 // (ErrSpec): such a state cannot be saved as a snapshot, hence not hashed.
 func HeaderOf(loss stream.Loss) (stream.Header, error) {
 	switch l := loss.(type) {

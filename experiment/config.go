@@ -12,13 +12,13 @@ import (
 )
 
 // Defaults of the paper's Table "Default experimental configuration"
-// (Methods section) and SPEC §6.
+// (Methods section) and spec §6.
 const (
 	// DefaultDim is the dimension d = 25.
 	DefaultDim = 25
 	// DefaultTau is the o-LBFGS memory size τ = 10.
 	DefaultTau = 10
-	// DefaultEta is the constant step size η = 0.1 (SPEC §2).
+	// DefaultEta is the constant step size η = 0.1 (spec §2).
 	DefaultEta = 0.1
 	// DefaultCount is the deletion size |U| = 5.
 	DefaultCount = 5
@@ -27,7 +27,7 @@ const (
 	// DefaultLambdaZ is the state memory weight λ_Z = 1.
 	DefaultLambdaZ = 1.0
 	// DefaultKappa is the condition number κ = 10 of the generators
-	// (SPEC §1.2; the grid also uses 100).
+	// (spec §1.2; the grid also uses 100).
 	DefaultKappa = 10.0
 
 	// Experiment 1, finite-memory decay: T = 700, t_del = 300, H = 250.
@@ -41,7 +41,7 @@ const (
 	Exp2Horizon = 4500
 )
 
-// Deletion modes (SPEC §4), as spelled on the command line and in records.
+// Deletion modes (spec §4), as spelled on the command line and in records.
 const (
 	ModeRecent       = "recent"
 	ModeOld          = "old"
@@ -52,11 +52,11 @@ const (
 	ModeExplicit = "explicit"
 )
 
-// Modes lists the deletion modes of SPEC §4 in their canonical order (the
+// Modes lists the deletion modes of spec §4 in their canonical order (the
 // order of the deletion-mode table).
 var Modes = []string{ModeRecent, ModeOld, ModeRandom, ModeHighGradient}
 
-// StreamSpec describes a synthetic stream of SPEC §1.2 (the generators of
+// StreamSpec describes a synthetic stream of spec §1.2 (the generators of
 // package stream). The zero value is the paper's drifting quadratic stream
 // with d = 25, T = 5000, κ = 10 and seed 0.
 type StreamSpec struct {
@@ -78,7 +78,7 @@ type StreamSpec struct {
 	// FeatureScale is the largest eigenvalue s > 0 of the logistic
 	// stream's feature covariances (eigenvalues in [s/κ, s]); logistic
 	// streams only. If zero, defaults to 1, the paper's unit scale. At
-	// s = κ the default learner is unstable and runs are chaotic (SPEC
+	// s = κ the default learner is unstable and runs are chaotic (the spec
 	// §1.2).
 	FeatureScale float64 `json:"feature_scale,omitempty"`
 }
@@ -143,11 +143,11 @@ func (s StreamSpec) Generate() (*stream.History, error) {
 }
 
 // Config is one run: a stream, a deletion at t_del, the learner and the
-// metrics' parameters (SPEC §6, §8). The zero value is a valid Experiment 2
+// metrics' parameters (spec §6, §8). The zero value is a valid Experiment 2
 // configuration of the paper (quadratic stream, seed 0); [Experiment1] and
 // [Experiment2] return the paper's defaults with every field set.
 //
-// Conventions (SPEC §8): events are e_1..e_T, the prefix is e_1..e_{t_del},
+// Conventions (spec §8): events are e_1..e_T, the prefix is e_1..e_{t_del},
 // post-deletion state k follows e_{t_del+k} (k = 0 is the state right after
 // the intervention), and t_del + H ≤ T.
 //
@@ -170,7 +170,7 @@ type Config struct {
 	Tau int `json:"tau"`
 	// Eta is the constant step size η > 0. If zero, defaults to 0.1.
 	Eta float64 `json:"eta"`
-	// Mode is the deletion mode of SPEC §4 (recent, old, random,
+	// Mode is the deletion mode of spec §4 (recent, old, random,
 	// high-gradient). If empty, defaults to recent. Ignored when Deleted
 	// is set.
 	Mode string `json:"mode"`
@@ -198,7 +198,7 @@ type Config struct {
 }
 
 // Experiment1 returns the defaults of Experiment 1, finite-memory decay
-// (SPEC §6; paper Table "Default experimental configuration"): d = 25,
+// (spec §6; paper Table "Default experimental configuration"): d = 25,
 // T = 700, t_del = 300, H = 250, τ = 10, η = 0.1, |U| = 5 recent
 // deletions, m_q = 32, λ_Z = 1, a drifting quadratic stream with κ = 10.
 func Experiment1() Config {
@@ -208,7 +208,7 @@ func Experiment1() Config {
 }
 
 // Experiment2 returns the defaults of Experiment 2, the state-aware
-// benchmark (SPEC §6): d = 25, T = 5000, t_del = 500, H = 4500, τ = 10,
+// benchmark (spec §6): d = 25, T = 5000, t_del = 500, H = 4500, τ = 10,
 // η = 0.1, |U| = 5 recent deletions, m_q = 32, λ_Z = 1, a drifting
 // quadratic stream with κ = 10.
 func Experiment2() Config {
@@ -287,11 +287,11 @@ func (c Config) validate(T, d int) error {
 	case c.TDel < 1:
 		return configErr("TDel", c.TDel, "must be at least 1")
 	case c.TDel >= T:
-		return configErr("TDel", c.TDel, fmt.Sprintf("must be less than T = %d, the number of events of the stream (SPEC §8: t_del + H ≤ T, H ≥ 1)", T))
+		return configErr("TDel", c.TDel, fmt.Sprintf("must be less than T = %d, the number of events of the stream (spec §8: t_del + H ≤ T, H ≥ 1)", T))
 	case c.Horizon < 1:
 		return configErr("Horizon", c.Horizon, "must be at least 1")
 	case c.Horizon > T-c.TDel:
-		return configErr("Horizon", c.Horizon, fmt.Sprintf("must be at most T − t_del = %d − %d = %d (SPEC §8: t_del + H ≤ T)", T, c.TDel, T-c.TDel))
+		return configErr("Horizon", c.Horizon, fmt.Sprintf("must be at most T − t_del = %d − %d = %d (spec §8: t_del + H ≤ T)", T, c.TDel, T-c.TDel))
 	case c.Tau < 1:
 		return configErr("Tau", c.Tau, "must be at least 1")
 	case !(c.Eta > 0) || math.IsInf(c.Eta, 0):
@@ -330,7 +330,7 @@ func (c Config) validate(T, d int) error {
 }
 
 // learnerConfig is the o-LBFGS configuration of every learner of a run in
-// dimension d: SPEC §2's defaults with the configuration's τ and η.
+// dimension d: spec §2's defaults with the configuration's τ and η.
 func (c Config) learnerConfig(d int) olbfgs.Config {
 	lcfg := olbfgs.DefaultConfig(d)
 	lcfg.Memory, lcfg.StepSize = c.Tau, c.Eta

@@ -1,18 +1,18 @@
-// Package experiment runs the paper's two experiments (SPEC §6) and turns
+// Package experiment runs the paper's two experiments (spec §6) and turns
 // their results into records and tables. It orchestrates; the science lives
 // elsewhere: the learner in olbfgs, the operators in unlearn, the metrics in
 // align, the streams and deletion modes in stream.
 //
 // # Runs
 //
-// A [Config] is one run. The conventions are SPEC §8's: events are
+// A [Config] is one run. The conventions are spec §8's: events are
 // e_1..e_T, the prefix is e_1..e_{t_del}, post-deletion state k follows
 // e_{t_del+k} (k = 0 is the state right after the intervention), and
 // t_del + H ≤ T. [RunHistory] (or [Run] for a generated stream):
 //
 //  1. trains the actual learner θ on the prefix from θ0, keeping
-//     checkpoints with window 5τ from θ0 (for window replay, SPEC §5);
-//  2. chooses U from the prefix by the deletion mode (SPEC §4) at θ_{t_del},
+//     checkpoints with window 5τ from θ0 (for window replay, spec §5);
+//  2. chooses U from the prefix by the deletion mode (spec §4) at θ_{t_del},
 //     or takes it id by id; delete events inside the prefix join U;
 //  3. replays the deletion-edited prefix from θ0: the reference θ⁻;
 //  4. applies every operator (unlearn.Operator) to (θ, prefix, U);
@@ -20,7 +20,7 @@
 //     events e_{t_del+1}..e_{t_del+H} (a delete after t_del changes no
 //     state), and measures E_w, E_Z, E_Θ = E_w + λ_Z E_Z, D_upd and
 //     M_direct of every state against the reference at every k = 0..H
-//     (SPEC §3) with one align.Engine, whose reference probe block is
+//     (spec §3) with one align.Engine, whose reference probe block is
 //     computed once per step and shared by every method.
 //
 // Experiment 1 (finite-memory decay) is a run with the no-op operator
@@ -46,7 +46,7 @@
 // A [Record] is data first: the resolved configuration, the stream's
 // provenance (generator parameters, or the file and its SHA-256), U, the
 // probe vectors, each method's costs, summaries and (optionally) per-step
-// series — everything another implementation of SPEC needs to reproduce
+// series — everything another implementation of the spec needs to reproduce
 // the series from the same stream. Wall-clock times live apart, in
 // Record.Timing, the one non-deterministic field ([Record.ZeroTiming]).
 // NaN (an undefined D_upd or ρ̂) is JSON null. Series are kept for every
@@ -60,7 +60,7 @@
 // # Tables
 //
 // [BuildTables] computes the five summary tables of the paper's results
-// section from per-configuration records (SPEC §6, §8): global comparison,
+// section from per-configuration records (spec §6, §8): global comparison,
 // ratios vs. no-op, memory horizon (by τ), deletion mode, stream kind.
 // Ratios are taken per configuration and then aggregated, with x/0 = ∞ for
 // x > 0 and 0/0 = 1; medians everywhere except means, shares and rates;

@@ -32,7 +32,7 @@ func Example() {
 	// window-5tau  exact recovery: true, replayed events: 20
 }
 
-// Aggregation conventions of the tables (SPEC §8).
+// Aggregation conventions of the tables (spec §8).
 func ExampleAUCRatio() {
 	fmt.Println(experiment.AUCRatio(0, 0), experiment.AUCRatio(2, 0), experiment.AUCRatio(1, 4))
 	// Output: 1 +Inf 0.25

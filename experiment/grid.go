@@ -42,13 +42,13 @@ type GridAxes struct {
 	Kappas []float64
 	Seeds  []uint64
 	// UnstableLogistic sets the logistic streams' feature scale to κ
-	// (covariance eigenvalues in [1, κ]), the regime SPEC §1.2 documents as
+	// (covariance eigenvalues in [1, κ]), the regime spec §1.2 documents as
 	// unstable for the default learner, instead of the paper's unit scale.
 	UnstableLogistic bool
 }
 
 // DefaultAxes are the axes of the paper's default grid of Experiment 2
-// (SPEC §6): stream {quadratic, logistic} × τ {5, 10, 20} × mode {recent,
+// (spec §6): stream {quadratic, logistic} × τ {5, 10, 20} × mode {recent,
 // random, high-gradient} × κ {10, 100} × seed {1, 2, 3}, drift on: 108
 // configurations.
 func DefaultAxes() GridAxes {
@@ -95,7 +95,7 @@ func DefaultGrid() Grid {
 }
 
 // UnstableGrid is DefaultGrid with the logistic streams' feature scale set
-// to κ (GridAxes.UnstableLogistic): the chaotic regime of SPEC §1.2, in
+// to κ (GridAxes.UnstableLogistic): the chaotic regime of spec §1.2, in
 // which deletions are amplified instead of decaying.
 func UnstableGrid() Grid {
 	a := DefaultAxes()
@@ -123,7 +123,7 @@ func QuickGrid() Grid {
 // DecayAxes are the axes of Experiment 1's default variants: the default
 // configuration with τ ∈ {5, 10, 20}, then κ ∈ {10, 100}, deletion mode
 // ∈ {recent, old, random, high-gradient} and stream kind ∈ {quadratic,
-// logistic} crossed (SPEC §6: "variants over τ, κ, deletion mode, stream
+// logistic} crossed (spec §6: "variants over τ, κ, deletion mode, stream
 // kind"), seed 1.
 func DecayAxes() GridAxes {
 	return GridAxes{

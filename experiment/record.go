@@ -15,7 +15,7 @@ import (
 const RecordFormat = "unlearn-run/v1"
 
 // Record is the result of one run, data first: everything another
-// implementation of SPEC needs to reproduce it (the resolved configuration,
+// implementation of the spec needs to reproduce it (the resolved configuration,
 // the stream's provenance, the deletion set U and the probe vectors) and
 // everything it produced (per-step series and summaries of every method,
 // operator costs).
@@ -42,10 +42,10 @@ type Record struct {
 	// Learner is the o-LBFGS configuration of every state of the run.
 	Learner LearnerConfig `json:"learner"`
 	// U is the deletion set, ascending: the ids chosen by the deletion mode
-	// (or given) plus the ids of delete events inside the prefix (SPEC §8).
+	// (or given) plus the ids of delete events inside the prefix (spec §8).
 	U []int64 `json:"U"`
 	// Probes are the m_q unit probe vectors of the memory-operator error,
-	// shared by every method of the run (SPEC §3).
+	// shared by every method of the run (spec §3).
 	Probes [][]float64 `json:"probes"`
 	// ActualSkipped and ReferenceSkipped count the curvature pairs rejected
 	// by the guard while training the actual learner on the prefix and
@@ -96,7 +96,7 @@ type Source struct {
 	T    int    `json:"T"`
 }
 
-// LearnerConfig is the o-LBFGS configuration of SPEC §2 used by a run.
+// LearnerConfig is the o-LBFGS configuration of spec §2 used by a run.
 type LearnerConfig struct {
 	D            int     `json:"d"`
 	Tau          int     `json:"tau"`
@@ -104,7 +104,7 @@ type LearnerConfig struct {
 	Gamma0       float64 `json:"gamma0"`
 	CurvatureTol float64 `json:"curvature_tol"`
 	// CheckpointWindow is the window W ≥ 5τ of the actual learner's
-	// checkpoints, kept from θ0 (SPEC §5 window replay).
+	// checkpoints, kept from θ0 (spec §5 window replay).
 	CheckpointWindow int `json:"checkpoint_window"`
 }
 
@@ -115,24 +115,24 @@ type MethodResult struct {
 	Name  string `json:"name"`
 	Label string `json:"label"`
 	// EventsReplayed and GradEvals are the operator's deterministic costs
-	// (SPEC §5, §8); its wall time is in Record.Timing.
+	// (spec §5, §8); its wall time is in Record.Timing.
 	EventsReplayed int `json:"events_replayed"`
 	GradEvals      int `json:"grad_evals"`
 	// RestoreEvents counts the logged events window replay re-applied to
 	// rebuild its checkpoint (unlearn.Cost.RestoreEvents); not part of the
-	// SPEC §8 cost model.
+	// spec §8 cost model.
 	RestoreEvents int `json:"restore_events"`
 	// Skipped counts the curvature pairs rejected while propagating the
 	// intervened state on the future events.
 	Skipped int `json:"skipped"`
-	// Summary holds the method's summaries (SPEC §3).
+	// Summary holds the method's summaries (spec §3).
 	Summary Summary `json:"summary"`
 	// Series holds the per-step metrics; nil when the run did not keep
 	// them (see Options.KeepSeries).
 	Series *Series `json:"series,omitempty"`
 }
 
-// Summary is a method's summary of a run (SPEC §3; names follow the
+// Summary is a method's summary of a run (spec §3; names follow the
 // paper's tables). k runs over 0..H.
 type Summary struct {
 	// InitialParam, InitialMemory and InitialState are E_w(0), E_Z(0) and
@@ -160,11 +160,11 @@ type Summary struct {
 	Exact bool `json:"exact"`
 	// Rho holds the decay-rate fits ρ̂ for the phases P1 = [0, τ−1],
 	// P2 = [τ, 2τ−1], P3 = [2τ, H]; nil (null in JSON) when a phase has
-	// fewer than 2 non-zero points, so the fit has no value (SPEC §8).
+	// fewer than 2 non-zero points, so the fit has no value (spec §8).
 	Rho [3]*float64 `json:"rho"`
 }
 
-// Series holds a method's per-step metrics for k = 0..H (SPEC §3). All
+// Series holds a method's per-step metrics for k = 0..H (spec §3). All
 // slices have length H+1.
 type Series struct {
 	// Ew, EZ and ETheta are E_w(k), E_Z(k) and E_Θ(k).
@@ -172,7 +172,7 @@ type Series struct {
 	EZ     Floats `json:"E_Z"`
 	ETheta Floats `json:"E_Theta"`
 	// Dupd is D_upd(k), NaN (null in JSON) where it is undefined: after the
-	// last insert of the horizon (SPEC §8).
+	// last insert of the horizon (spec §8).
 	Dupd Floats `json:"D_upd"`
 	// Mdirect is M_direct(k).
 	Mdirect []int `json:"M_direct"`

@@ -116,7 +116,7 @@ func Run(ctx context.Context, experiment string, cfg Config, opt Options) (*Reco
 
 // RunHistory runs one configuration on the history h, whose provenance is
 // src (see [StreamFile]; cfg.Stream is ignored), and returns its record
-// (SPEC §6, §8):
+// (spec §6, §8):
 //
 //  1. the actual learner θ is trained on the prefix e_1..e_{t_del} from
 //     θ0, keeping checkpoints with window 5τ from θ0;
@@ -126,7 +126,7 @@ func Run(ctx context.Context, experiment string, cfg Config, opt Options) (*Reco
 //  4. every operator is applied to (θ, prefix, U) through unlearn.Run;
 //  5. the reference and every intervened state step on the same future
 //     events e_{t_del+1}..e_{t_del+H} (deletes after t_del change no
-//     state and are skipped), and the metrics of SPEC §3 are recorded at
+//     state and are skipped), and the metrics of spec §3 are recorded at
 //     every k = 0..H against the reference.
 //
 // experiment names the record's experiment ("run" if empty).
@@ -340,7 +340,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 	for k := 0; k <= c.Horizon; k++ {
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
-			if e.Op == stream.Insert { // a delete after t_del changes no state (SPEC §8)
+			if e.Op == stream.Insert { // a delete after t_del changes no state (spec §8)
 				if err := ref.Step(e); err != nil {
 					return nil, fmt.Errorf("%w: reference at k = %d: %w", ErrRun, k, err)
 				}
@@ -383,7 +383,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 // nextInserts returns, for k = 0..horizon, the index in events of the
 // first insert after post-deletion state k (at position t_del+k or later),
 // or −1 when there is none: the event whose update direction D_upd(k)
-// compares (SPEC §8).
+// compares (spec §8).
 func nextInserts(events []stream.Event, tdel, horizon int) []int {
 	next := make([]int, horizon+1)
 	for k := range next {
@@ -403,7 +403,7 @@ func nextInserts(events []stream.Event, tdel, horizon int) []int {
 
 // deletionSet returns U, ascending: cfg.Deleted (each an undeleted insert
 // of the prefix) or the ids chosen by cfg.Mode at the actual parameters w,
-// together with the ids of the prefix's delete events (SPEC §8).
+// together with the ids of the prefix's delete events (spec §8).
 func deletionSet(prefix []stream.Event, c Config, loss stream.Loss, w []float64) ([]int64, error) {
 	var chosen []int64
 	if c.Mode == ModeExplicit {

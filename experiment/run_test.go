@@ -47,8 +47,8 @@ func TestExperiment2SmallConfig(t *testing.T) {
 			c := smallConfig(kind, ModeRecent, 1)
 			r := mustRun(t, c, Options{KeepSeries: true})
 			require.Len(t, r.U, DefaultCount, "|U|")
-			// Recent mode takes the last |U| inserts of the prefix (SPEC §4);
-			// the generators give event t the id t (SPEC §8).
+			// Recent mode takes the last |U| inserts of the prefix (spec §4);
+			// the generators give event t the id t (spec §8).
 			assert.Equal(t, []int64{56, 57, 58, 59, 60}, r.U, "U")
 			assert.Equal(t, c.Probes, len(r.Probes), "probes")
 			steps := c.Horizon + 1
@@ -63,7 +63,7 @@ func TestExperiment2SmallConfig(t *testing.T) {
 				s := method(t, r, OracleName).Series
 				for k := range s.ETheta {
 					if s.Ew[k] != 0 || s.EZ[k] != 0 || s.ETheta[k] != 0 {
-						t.Fatalf("oracle at k = %d: E_w = %g, E_Z = %g, E_Θ = %g; want 0 (SPEC §8: replay is bit-exact)",
+						t.Fatalf("oracle at k = %d: E_w = %g, E_Z = %g, E_Θ = %g; want 0 (spec §8: replay is bit-exact)",
 							k, s.Ew[k], s.EZ[k], s.ETheta[k])
 					}
 				}
@@ -71,7 +71,7 @@ func TestExperiment2SmallConfig(t *testing.T) {
 			})
 			for _, name := range []string{"window-tau", "window-5tau"} {
 				t.Run(name+" recovers recent deletions exactly", func(t *testing.T) {
-					// |U| = 5 ≤ τ = 5: U lies inside both windows (SPEC §5).
+					// |U| = 5 ≤ τ = 5: U lies inside both windows (spec §5).
 					m := method(t, r, name)
 					assert.True(t, m.Summary.Exact, "%s: not exact; AUC = %g", name, m.Summary.AUC)
 					for k, e := range m.Series.ETheta {
@@ -87,7 +87,7 @@ func TestExperiment2SmallConfig(t *testing.T) {
 				}
 			})
 			t.Run("D_upd undefined only after the last insert", func(t *testing.T) {
-				// t_del + H = T: no insert follows state H (SPEC §8).
+				// t_del + H = T: no insert follows state H (spec §8).
 				s := method(t, r, BaselineName).Series
 				for k, v := range s.Dupd {
 					if math.IsNaN(v) != (k == c.Horizon) {
@@ -111,7 +111,7 @@ func TestExperiment2SmallConfig(t *testing.T) {
 }
 
 func TestPrefixDeletesJoinU(t *testing.T) {
-	// A stream file whose prefix deletes id 3: id 3 joins U (SPEC §8) and
+	// A stream file whose prefix deletes id 3: id 3 joins U (spec §8) and
 	// the counterfactual is the prefix without it.
 	h, err := StreamSpec{Kind: stream.KindQuadratic, D: 4, T: 80, Seed: 2}.Generate()
 	require.NoError(t, err)
@@ -206,7 +206,7 @@ func TestConfigValidate(t *testing.T) {
 
 func TestDefaultGrid(t *testing.T) {
 	g := DefaultGrid()
-	// SPEC §6: 2 kinds × 3 τ × 3 modes × 2 κ × 3 seeds.
+	// spec §6: 2 kinds × 3 τ × 3 modes × 2 κ × 3 seeds.
 	require.Equal(t, 108, len(g.Configs), "configurations")
 	ids := map[string]bool{}
 	for i, c := range g.Configs {

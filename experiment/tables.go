@@ -156,7 +156,7 @@ func WriteTablesMarkdown(w io.Writer, tables []*Table) error {
 	return nil
 }
 
-// AUCRatio returns x/base with the conventions of SPEC §8: x/0 = +Inf for
+// AUCRatio returns x/base with the conventions of spec §8: x/0 = +Inf for
 // x > 0 and 0/0 = 1.
 func AUCRatio(x, base float64) float64 {
 	if base == 0 {
@@ -291,7 +291,7 @@ func checkMethods(recs []*Record) ([]string, error) {
 }
 
 // BuildTables computes the five summary tables of the paper's results
-// section (SPEC §6, §8) from per-configuration records, in this order:
+// section (spec §6, §8) from per-configuration records, in this order:
 //
 //  1. "global": per method, medians over configurations of the initial
 //     parameter, memory and state errors, of the future state AUC, of the
@@ -313,7 +313,7 @@ func checkMethods(recs []*Record) ([]string, error) {
 //  5. "stream": by stream kind, per method: median future AUC, median AUC
 //     ratio, exact-recovery rate, median final state error.
 //
-// Medians everywhere except means, shares and rates (SPEC §8). Every
+// Medians everywhere except means, shares and rates (spec §8). Every
 // method is shown (the paper's tables show subsets). Records must all have
 // the same methods in the same order (else ErrIncompatible); they are
 // aggregated in the order given, which does not change any value. Groups

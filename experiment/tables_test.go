@@ -49,8 +49,8 @@ func TestAUCRatio(t *testing.T) {
 		x, base float64
 		want    float64
 	}{
-		{"0/0 counts as 1 (SPEC §8)", 0, 0, 1},
-		{"x/0 is +Inf for x > 0 (SPEC §8)", 3, 0, math.Inf(1)},
+		{"0/0 counts as 1 (spec §8)", 0, 0, 1},
+		{"x/0 is +Inf for x > 0 (spec §8)", 3, 0, math.Inf(1)},
 		{"plain ratio", 1, 4, 0.25},
 		{"zero over positive", 0, 2, 0},
 	}

@@ -1,7 +1,7 @@
 // Package noise calibrates and applies the Gaussian noise that turns a
 // bounded state deviation into certified unlearning: the paper's Definition
 // "(ε,δ)-State Certified Unlearning" and Theorem "o-LBFGS Unlearning
-// Certificate" (SPEC §7). It knows only the Google differential-privacy
+// Certificate" (spec §7). It knows only the Google differential-privacy
 // library (github.com/google/differential-privacy/go/v3), for its secure
 // sampler; the bound α it is given comes from package bound. Derivations
 // are in docs/theory.md.

@@ -3,7 +3,7 @@ package olbfgs
 import "fmt"
 
 // Block operations on the memory: H_Z applied to many vectors at once (the
-// probe block of the state-alignment metrics, SPEC §3), and the stored
+// probe block of the state-alignment metrics, spec §3), and the stored
 // curvature of each pair, so that callers with their own block kernels can
 // reproduce Apply bit for bit.
 

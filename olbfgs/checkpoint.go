@@ -77,7 +77,7 @@ func (c *checkpoints) record(l *Learner, e stream.Event) {
 // rebuild it. The result keeps no checkpoints. It returns an error wrapping
 // ErrNoCheckpoint when no checkpoints are kept or k is outside [0, window].
 //
-// SPEC §8's window-replay checkpoint θ_{max(0, t_del−W)} is StateAgo(W) on a
+// spec §8's window-replay checkpoint θ_{max(0, t_del−W)} is StateAgo(W) on a
 // learner that kept checkpoints from θ0.
 func (l *Learner) StateAgo(k int) (*Learner, int, error) {
 	c := l.ckpt

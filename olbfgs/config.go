@@ -22,7 +22,7 @@ var (
 	ErrSnapshot = errors.New("invalid state snapshot")
 )
 
-// Default values of SPEC §2.
+// Default values of spec §2.
 const (
 	DefaultMemory       = 10
 	DefaultStepSize     = 0.1
@@ -32,7 +32,7 @@ const (
 	DefaultCurvatureTol = 1e-10
 )
 
-// Config holds the parameters of the o-LBFGS learner (SPEC §2). Start from
+// Config holds the parameters of the o-LBFGS learner (spec §2). Start from
 // [DefaultConfig]: the zero value is not valid (its step size is 0) because
 // Memory = 0 is a meaningful setting (no curvature memory: the learner is
 // then SGD with step η·γ0).
@@ -54,7 +54,7 @@ type Config struct {
 	// The fields below make the learner certifiable (docs/theory.md,
 	// "The certifiable learner"): they turn the paper's assumed constants
 	// into quantities the learner enforces. Each is off at its zero value,
-	// so DefaultConfig is the SPEC §2 learner of the benchmark, unchanged.
+	// so DefaultConfig is the spec §2 learner of the benchmark, unchanged.
 
 	// Radius is W ≥ 0. If positive, every insert ends by projecting w onto
 	// the ball ‖w‖₂ ≤ W (w ← w·W/‖w‖ when ‖w‖ > W), a non-expansive map, so
@@ -85,7 +85,7 @@ type Config struct {
 // Guarded reports whether the pair guard is on (PairAngle > 0).
 func (c Config) Guarded() bool { return c.PairAngle > 0 }
 
-// DefaultConfig returns the SPEC §2 defaults for dimension d:
+// DefaultConfig returns the spec §2 defaults for dimension d:
 // τ = 10, η = 0.1, γ0 = 1, curvature tolerance 1e-10.
 func DefaultConfig(d int) Config {
 	return Config{

@@ -1,4 +1,4 @@
-// Package olbfgs implements the online L-BFGS (o-LBFGS) learner of SPEC §2
+// Package olbfgs implements the online L-BFGS (o-LBFGS) learner of spec §2
 // with curvature-pair provenance, checkpoints, deterministic replay and
 // versioned state snapshots.
 //

@@ -9,7 +9,7 @@ import (
 
 // A learner trained on a tiny quadratic stream, then unlearning by oracle
 // replay of the deletion-edited counterfactual. (The oracle's w was checked
-// against an independent plain-Python implementation of SPEC §2.)
+// against an independent plain-Python implementation of spec §2.)
 func Example() {
 	h := [][]float64{{2, 0}, {0, 1}}
 	loss, err := stream.NewQuadratic(h, h)

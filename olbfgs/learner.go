@@ -11,7 +11,7 @@ import (
 	"unlearn/stream"
 )
 
-// Learner is the online L-BFGS learner of SPEC §2: state θ = (w, Z), the
+// Learner is the online L-BFGS learner of spec §2: state θ = (w, Z), the
 // ids deleted so far, and counters. Create it with [New]; a Learner is not
 // safe for concurrent use.
 type Learner struct {
@@ -116,7 +116,7 @@ func (l *Learner) MarkDeleted(ids ...int64) {
 	}
 }
 
-// Step applies one event (SPEC §2). An insert moves w along the quasi-Newton
+// Step applies one event (spec §2). An insert moves w along the quasi-Newton
 // direction and may push a curvature pair; a delete records the id. Step
 // assumes the event sequence is valid (see stream.Validator); it checks only
 // what it can in O(d) without extra state: payload dimension, repeated
@@ -189,7 +189,7 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 
 // Direction stores the quasi-Newton direction −H_Z ∇ℓ_z(w) for sample z at
 // the current state in dst (the direction the next insert of z would take;
-// SPEC §3's update direction). It does not allocate.
+// spec §3's update direction). It does not allocate.
 func (l *Learner) Direction(dst []float64, z stream.Sample) {
 	if len(dst) != l.cfg.Dim {
 		panic(fmt.Sprintf("olbfgs: Direction: len(dst)=%d, want %d", len(dst), l.cfg.Dim))
@@ -210,7 +210,7 @@ func (l *Learner) Run(events []stream.Event) error {
 }
 
 // Replay returns the state reached by applying events in order from
-// θ0 = (0, ∅) (SPEC §2). Replaying the same events always gives bit-identical
+// θ0 = (0, ∅) (spec §2). Replaying the same events always gives bit-identical
 // states.
 func Replay(cfg Config, loss stream.Loss, events []stream.Event) (*Learner, error) {
 	l, err := New(cfg, loss)

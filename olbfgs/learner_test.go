@@ -54,7 +54,7 @@ func TestConfigValidate(t *testing.T) {
 	require.NoError(t, c.Validate(), "the largest d rejected")
 }
 
-// TestFirstStepByHand checks one step from θ0 against the rules of SPEC §2
+// TestFirstStepByHand checks one step from θ0 against the rules of spec §2
 // written out: with Z empty, p = −γ0 g, w⁺ = −η γ0 g, s = w⁺, y = H(α)s.
 func TestFirstStepByHand(t *testing.T) {
 	h := [][]float64{{2, 0.5}, {0.5, 1}}

@@ -245,7 +245,7 @@ func (m *Memory) Reset() {
 }
 
 // DirectMass returns the number of stored pairs whose source meets u: the
-// paper's direct memory mass M_direct (SPEC §3).
+// paper's direct memory mass M_direct (spec §3).
 func (m *Memory) DirectMass(u stream.IDSet) int {
 	n := 0
 	for _, k := range m.order {

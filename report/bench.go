@@ -226,7 +226,7 @@ func benchEfficiency(kind string, recs []*experiment.Record) *Figure {
 	if noWall {
 		wall = " The records hold no wall-clock times (--zero-timing), so the wall-time panel is left out."
 	}
-	f.Caption = fmt.Sprintf("Cost of each intervention — events replayed, extra gradient evaluations (SPEC §8: 2 per replayed "+
+	f.Caption = fmt.Sprintf("Cost of each intervention — events replayed, extra gradient evaluations (spec §8: 2 per replayed "+
 		"insert plus the operator's own) and wall time — against its future state AUC Σₖ E_Θ(k) (Experiment 2). "+
 		"Small translucent markers are the %s of the %s stream (seeds %s), large markers the medians of each method. "+
 		"Event and gradient counts are shifted by +1 so that zero counts sit at 1 on the log axis, where the methods that cost "+
@@ -335,7 +335,7 @@ func benchModes(recs []*experiment.Record) *Figure {
 		inf = fmt.Sprintf(" %s of ∞ (no-op's AUC 0, the method's positive) are left out.", plural(infinite, "median ratio"))
 	}
 	f.Caption = fmt.Sprintf("Median future state AUC Σₖ E_Θ(k) of each intervention (left) and its median ratio to no-op's AUC "+
-		"in the same configuration (right; SPEC §8: x/0 = ∞, 0/0 = 1), by deletion mode (Experiment 2, %s; "+
+		"in the same configuration (right; spec §8: x/0 = ∞, 0/0 = 1), by deletion mode (Experiment 2, %s; "+
 		"methods are spread sideways around each mode so that equal values stay visible). Zeros — exact recovery — are "+
 		"drawn on the dotted line labelled 0, one decade below the smallest positive value.%s",
 		plural(len(recs), "configuration"), inf)

@@ -24,7 +24,7 @@ const (
 	labelInitial = "initial state error E_{Θ}(0) (log scale)"
 )
 
-// phaseNames are the decay-fit phases of SPEC §3 / §8.
+// phaseNames are the decay-fit phases of spec §3 / §8.
 var phaseNames = [3]string{"P1 = [0, τ)", "P2 = [τ, 2τ)", "P3 = [2τ, H]"}
 
 // Omission says why a figure was not drawn.
@@ -167,7 +167,7 @@ func decayRates(s decaySet) *Figure {
 		f.Panels = append(f.Panels, p)
 	}
 	f.Caption = fmt.Sprintf("Least-squares decay rates ρ̂ = exp(slope of log E_Θ(k)) of the state error after deletion, "+
-		"fitted per phase P1 = [0, τ), P2 = [τ, 2τ), P3 = [2τ, H] (SPEC §3), against the memory size τ; "+
+		"fitted per phase P1 = [0, τ), P2 = [τ, 2τ), P3 = [2τ, H] (spec §3), against the memory size τ; "+
 		"one panel per condition number κ. %s stream, %s deletions, no intervention (Experiment 1); "+
 		"each point is the median over seeds %s (%s). ρ̂ > 1 means the deviation grows in that phase. "+
 		"A phase with fewer than two non-zero errors has no fit and no point.",
@@ -367,7 +367,7 @@ func decayModes(s decaySet, o Options) *Figure {
 	p.Marks = []Mark{{Vertical: true, Value: float64(s.tau), Label: "τ", Style: -1, Dash: 1},
 		{Vertical: true, Value: float64(2 * s.tau), Label: "2τ", Style: -1, Dash: 2}}
 	f.Panels = []Panel{p}
-	f.Caption = fmt.Sprintf("State-alignment error E_Θ(k) after deleting |U| samples chosen by each deletion mode (SPEC §4: "+
+	f.Caption = fmt.Sprintf("State-alignment error E_Θ(k) after deleting |U| samples chosen by each deletion mode (spec §4: "+
 		"the most recent inserts, the oldest, uniformly at random, the largest gradients at t_del), with no intervention "+
 		"(Experiment 1). %s stream, τ = %d (grey lines at k = τ and 2τ), κ = %s; pointwise median over seeds %s.%s",
 		s.title(), s.tau, fmtKappa(s.kappa), seedList(recs), droppedNote(dropped))

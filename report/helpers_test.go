@@ -19,8 +19,8 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/")
 
-// Tolerances of the golden comparison. SPEC fixes trajectories to ~1e-9
-// relative between implementations (SPEC preamble); absolute 1e-12 covers
+// Tolerances of the golden comparison. the spec fixes trajectories to ~1e-9
+// relative between implementations (docs/spec.md, preamble); absolute 1e-12 covers
 // values at round-off level, where relative error means nothing (the
 // errors of this small run start near 1e-1, so 1e-12 is 11 decades below).
 const (

@@ -9,7 +9,7 @@
 // [Create] makes a store for a loss (a stream header) and a learner
 // configuration, with θ0 as its first checkpoint; [Open] opens it again.
 // [Store.Ingest] appends the events of a stream file (read one line at a
-// time) and trains on them, one o-LBFGS step each (SPEC §2), storing a
+// time) and trains on them, one o-LBFGS step each (spec §2), storing a
 // checkpoint — the full state with pair provenance, olbfgs.MarshalSnapshot —
 // after every event whose sequence number is a multiple of K.
 // [Store.Forget] serves a deletion request; [Store.Status],

@@ -34,7 +34,7 @@ func genHistory(t tb, kind stream.Kind, d, n int, seed uint64) *stream.History {
 	return h
 }
 
-// learnerConfig is a small learner: τ = tau, SPEC §2 defaults otherwise.
+// learnerConfig is a small learner: τ = tau, spec §2 defaults otherwise.
 func learnerConfig(d, tau int) olbfgs.Config {
 	c := olbfgs.DefaultConfig(d)
 	c.Memory = tau

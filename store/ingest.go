@@ -45,7 +45,7 @@ type IngestResult struct {
 	LastID int64
 }
 
-// Ingest reads a stream file (SPEC §1.1) from r, checks that its header
+// Ingest reads a stream file (spec §1.1) from r, checks that its header
 // defines the store's loss (kind, d and constants; metadata may differ,
 // ErrHeader otherwise), and ingests its events; see IngestEvents. The file
 // is read one line at a time: memory does not grow with its length.
@@ -83,14 +83,14 @@ func sameMatrix(a, b [][]float64) bool {
 }
 
 // IngestEvents appends the events of src to the log and trains the learner
-// on them (one o-LBFGS step each, SPEC §2), storing a checkpoint after every
+// on them (one o-LBFGS step each, spec §2), storing a checkpoint after every
 // event whose sequence number is a multiple of K. Every BatchSize events
 // (all of them if 0) are one transaction; a failed batch is rolled back
 // whole and the batches before it stay committed (the result counts them).
 //
 // Only inserts are ingested. A delete event is refused (ErrEvent): a
 // deletion request is served by Forget, which erases the data; a delete
-// event would only mark the id (SPEC §2) and leave its payload in the log.
+// event would only mark the id (spec §2) and leave its payload in the log.
 // An id already in the log, or forgotten (the tombstones), is refused
 // (ErrEvent). Errors name the event (*EventError, with its line when src is
 // a *stream.Reader).

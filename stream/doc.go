@@ -4,7 +4,7 @@
 // counterfactual of a history, the JSON Lines stream format, the paper's two
 // synthetic generators, and the four deletion modes.
 //
-// The definitions follow SPEC.md §1, §4 and §8 and the paper's Section
+// The definitions follow docs/spec.md §1, §4 and §8 and the paper's Section
 // "Problem Setup" (Definitions "Actual event stream" and "Deletion-edited
 // counterfactual history").
 //
@@ -22,7 +22,7 @@
 //
 // # Stream files
 //
-// [Read] and [Write] implement the JSON Lines format of SPEC §1.1, in UTF-8:
+// [Read] and [Write] implement the JSON Lines format of spec §1.1, in UTF-8:
 // line 1 is the header, every further line one event, in stream order.
 //
 //	{"format":"olbfgs-stream/v1","kind":"quadratic","d":2,"H0":[[2,0],[0,1]],"H1":[[1,0],[0,1]],"seed":1}
@@ -54,7 +54,7 @@
 //
 // [GenerateQuadratic] and [GenerateLogistic] produce the paper's drifting
 // quadratic and ridge logistic streams (Appendix "Synthetic Data-Generating
-// Processes"; SPEC §1.2, §8), deterministic for a seed and recorded in the
+// Processes"; spec §1.2, §8), deterministic for a seed and recorded in the
 // header metadata.
 //
 // Randomness: each generator draws from one rand.Rand over
@@ -73,7 +73,7 @@
 // # Deletion modes
 //
 // [ChooseDeletions] picks the deletion set U from the inserts of a prefix by
-// one of the four [Mode] values of SPEC §4: recent, old, random (seeded) and
+// one of the four [Mode] values of spec §4: recent, old, random (seeded) and
 // high-gradient.
 //
 // # Errors

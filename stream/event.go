@@ -27,7 +27,7 @@ func (o Op) String() string {
 }
 
 // Sample is the payload of an insert event. Its meaning depends on the loss
-// kind (SPEC §1):
+// kind (spec §1):
 //
 //   - quadratic: V is the minimizer a ∈ R^d and S is the curvature mix
 //     α ∈ [0,1];
@@ -106,7 +106,7 @@ func (s IDSet) Sorted() []int64 {
 // the deletion set u: the subsequence of events whose id is not in u, with
 // the original order preserved. Inserts and deletes of ids in u are both
 // dropped (paper, Definition "Deletion-edited counterfactual history";
-// SPEC §2). The returned slice is new; the events share their samples with
+// spec §2). The returned slice is new; the events share their samples with
 // the input.
 func Counterfactual(events []Event, u IDSet) []Event {
 	out := make([]Event, 0, len(events))
@@ -132,7 +132,7 @@ func InsertIDs(events []Event) []int64 {
 // LastInserts returns the last n insert events of events (all of them if
 // there are fewer), in stream order. Composed with Counterfactual it gives
 // the retained samples among the last n inserts, as retain fine-tuning and
-// a rebuilt memory use them (SPEC §8).
+// a rebuilt memory use them (spec §8).
 func LastInserts(events []Event, n int) []Event {
 	start, count := len(events), 0
 	for start > 0 && count < n {
@@ -151,7 +151,7 @@ func LastInserts(events []Event, n int) []Event {
 }
 
 // DeletedIDs returns the set of ids named by the delete events: the realized
-// deletion requests of a prefix (SPEC §8).
+// deletion requests of a prefix (spec §8).
 func DeletedIDs(events []Event) IDSet {
 	u := IDSet{}
 	for _, e := range events {

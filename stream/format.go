@@ -16,7 +16,7 @@ import (
 	"unlearn/internal/atomicfile"
 )
 
-// Read reads a stream file (SPEC §1.1) and returns its validated history.
+// Read reads a stream file (spec §1.1) and returns its validated history.
 //
 // Every error is a *LineError carrying the 1-based line number and, when one
 // field is at fault, its name. It wraps ErrFormat (malformed JSON, a blank
@@ -390,7 +390,7 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 	return e, nil
 }
 
-// Write writes h in the stream file format (SPEC §1.1): the header with its
+// Write writes h in the stream file format (spec §1.1): the header with its
 // known fields in the order format, kind, d, H0, H1 (quadratic) or lambda
 // (logistic), then the Meta fields in ascending key order; then one line per
 // event. Floats are written in the shortest form that parses back to the

@@ -22,7 +22,7 @@ const (
 )
 
 // QuadraticOptions are the parameters of [GenerateQuadratic]. The zero value
-// gives the paper's defaults (SPEC §8); fields whose zero is meaningful are
+// gives the paper's defaults (spec §8); fields whose zero is meaningful are
 // pointers (nil means the default; new(0.0) sets zero) or, for drift, a
 // negated bool. [DefaultQuadraticOptions] returns the defaults explicitly.
 type QuadraticOptions struct {
@@ -110,7 +110,7 @@ func (o QuadraticOptions) resolve() (quadraticParams, error) {
 }
 
 // GenerateQuadratic returns the drifting quadratic stream of the paper
-// (Appendix "Synthetic Data-Generating Processes"; SPEC §1.2, §8): T inserts
+// (Appendix "Synthetic Data-Generating Processes"; spec §1.2, §8): T inserts
 // with ids t = 1..T and payload (a_t, α_t), where
 //
 //	H0 = Q0 Λ Q0ᵀ,  H1 = Q1 Λ Q1ᵀ,   Λ = diag(λ_0..λ_{d−1}),  λ_i = μ·κ^{i/(d−1)},
@@ -207,7 +207,7 @@ func (m *quadraticModel) minimizer(dst []float64, t int, xi []float64) {
 }
 
 // LogisticOptions are the parameters of [GenerateLogistic]. The zero value
-// gives the paper's defaults (SPEC §8); fields whose zero is meaningful are
+// gives the paper's defaults (spec §8); fields whose zero is meaningful are
 // pointers (nil means the default) or, for drift, a negated bool.
 // [DefaultLogisticOptions] returns the defaults explicitly.
 type LogisticOptions struct {
@@ -225,8 +225,8 @@ type LogisticOptions struct {
 	// FeatureScale s > 0 is the largest eigenvalue of Σ0 and Σ1: their
 	// eigenvalues are log-spaced in [s/κ, s]. If zero, defaults to 1, the
 	// paper's unit largest eigenvalue. At s = κ (eigenvalues in [1, κ]) the
-	// default learner (η = 0.1, SPEC §2) is unstable on this stream and its
-	// runs are chaotic (SPEC §1.2): the features' scale, not the learner,
+	// default learner (η = 0.1, spec §2) is unstable on this stream and its
+	// runs are chaotic (spec §1.2): the features' scale, not the learner,
 	// then dominates any comparison of trajectories. That regime is worth
 	// studying, not a default.
 	FeatureScale float64
@@ -301,7 +301,7 @@ func (o LogisticOptions) resolve() (logisticParams, error) {
 }
 
 // GenerateLogistic returns the ridge logistic stream of the paper (Appendix
-// "Synthetic Data-Generating Processes"; SPEC §1.2, §8): T inserts with ids
+// "Synthetic Data-Generating Processes"; spec §1.2, §8): T inserts with ids
 // t = 1..T and payload (x_t, y_t), where
 //
 //	Σ0 = Q0 Λ Q0ᵀ,  Σ1 = Q1 Λ Q1ᵀ,  λ_i = (s/κ)·κ^{i/(d−1)}  (eigenvalues in [s/κ, s]; s at d = 1),

@@ -56,7 +56,7 @@ func TestGenerateDeterminism(t *testing.T) {
 // random draws or in the formulas shows up here. Regenerate deliberately
 // with go test -run TestGenerateGolden -update. Values are compared with a
 // relative tolerance of 1e-12 rather than bitwise, since platforms that fuse
-// multiply-adds (arm64) may round differently (SPEC asks for agreement to
+// multiply-adds (arm64) may round differently (the spec asks for agreement to
 // ~1e-9).
 func TestGenerateGolden(t *testing.T) {
 	tests := []struct {

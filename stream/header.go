@@ -6,7 +6,7 @@ import (
 	"unicode/utf8"
 )
 
-// FormatV1 is the format tag of the stream file header (SPEC §1.1).
+// FormatV1 is the format tag of the stream file header (spec §1.1).
 const FormatV1 = "olbfgs-stream/v1"
 
 // Header is the first line of a stream file: the loss kind, the dimension and

@@ -2,7 +2,7 @@ package stream
 
 import "fmt"
 
-// Validator checks a sequence of events incrementally against SPEC §1: ids
+// Validator checks a sequence of events incrementally against spec §1: ids
 // unique per insert, deletes naming an earlier, not yet deleted insert, and
 // payloads valid for the loss. The zero value is not usable; create one with
 // [NewValidator].

@@ -38,7 +38,7 @@ type Loss interface {
 	CheckSample(z Sample) (field string, err error)
 }
 
-// Quadratic is the drifting quadratic loss of SPEC §1:
+// Quadratic is the drifting quadratic loss of spec §1:
 //
 //	ℓ(w) = ½ (w−a)ᵀ H(α) (w−a),   H(α) = (1−α)·H0 + α·H1,
 //	∇ℓ(w) = H(α)(w−a),
@@ -252,7 +252,7 @@ func (q *Quadratic) CheckSample(z Sample) (string, error) {
 	return "", nil
 }
 
-// Logistic is the ridge logistic loss of SPEC §1:
+// Logistic is the ridge logistic loss of spec §1:
 //
 //	ℓ(w) = log(1+exp(−y xᵀw)) + (λ/2)‖w‖²,
 //	∇ℓ(w) = −y·x·σ(−y xᵀw) + λw,   σ(z) = 1/(1+e^{−z}),

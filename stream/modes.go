@@ -11,7 +11,7 @@ import (
 	"gonum.org/v1/gonum/floats"
 )
 
-// Mode is a deletion mode of SPEC §4: the rule that chooses the deletion
+// Mode is a deletion mode of spec §4: the rule that chooses the deletion
 // set U from the inserts of a prefix e_1..e_{t_del}. The zero Mode is
 // invalid.
 type Mode uint8
@@ -39,7 +39,7 @@ const ModeStream uint64 = 0x6f6c626667732d75
 
 var modeNames = [...]string{Recent: "recent", Old: "old", Random: "random", HighGradient: "high-gradient"}
 
-// Modes returns the four deletion modes in the order of SPEC §4.
+// Modes returns the four deletion modes in the order of spec §4.
 func Modes() []Mode { return []Mode{Recent, Old, Random, HighGradient} }
 
 // String returns the mode's name: "recent", "old", "random" or
@@ -105,7 +105,7 @@ type ChooseOptions struct {
 }
 
 // ChooseDeletions chooses a deletion set U of count ids by mode from the
-// inserts of prefix = e_1..e_{t_del} (SPEC §4) and returns its ids in
+// inserts of prefix = e_1..e_{t_del} (spec §4) and returns its ids in
 // ascending order. The candidates are the inserts of the prefix whose id is
 // not deleted within it, in stream order; the prefix must be valid (as
 // [History.Prefix] is).

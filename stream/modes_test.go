@@ -177,7 +177,7 @@ func TestChooseDeletionsErrors(t *testing.T) {
 }
 
 func TestChooseDeletionsOnGeneratedPrefix(t *testing.T) {
-	// SPEC §4 with the paper's defaults: |U| = 5 from a t_del = 300 prefix.
+	// spec §4 with the paper's defaults: |U| = 5 from a t_del = 300 prefix.
 	h, err := GenerateQuadratic(QuadraticOptions{D: 4, T: 300, Seed: 1})
 	require.NoError(t, err)
 	prefix := h.Prefix(300)

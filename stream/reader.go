@@ -6,7 +6,7 @@ import (
 	"io"
 )
 
-// Reader reads a stream file (SPEC §1.1) one event at a time, so that a
+// Reader reads a stream file (spec §1.1) one event at a time, so that a
 // caller can consume a stream of any length in constant memory (the model
 // store's ingest does). Create it with [NewReader].
 //

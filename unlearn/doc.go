@@ -1,4 +1,4 @@
-// Package unlearn holds the unlearning operators of SPEC §5 — the
+// Package unlearn holds the unlearning operators of spec §5 — the
 // interventions a benchmark applies to an online L-BFGS learner at the
 // deletion time t_del — behind one small interface, [Operator].
 //
@@ -6,10 +6,10 @@
 //
 // Every operator sees the same [Request]: the actual learner θ_{t_del}, the
 // prefix e_1..e_{t_del} that produced it, and the deletion set U (which
-// includes the realized deletions of the prefix, SPEC §8). It returns a new
+// includes the realized deletions of the prefix, spec §8). It returns a new
 // state — never the actual learner, which it must not modify — with U marked
 // deleted, so that later replays and fine-tuning exclude those samples, and
-// its [Cost]: events replayed and gradient evaluations by the SPEC §8 cost
+// its [Cost]: events replayed and gradient evaluations by the spec §8 cost
 // model, wall time measured by [Run].
 //
 // # The operators

@@ -9,7 +9,7 @@ import (
 	"unlearn/stream"
 )
 
-// Request is what every operator sees at the deletion time t_del (SPEC §5).
+// Request is what every operator sees at the deletion time t_del (spec §5).
 // Operators must not modify Actual or Prefix.
 type Request struct {
 	// Actual is the learner's state θ_{t_del} after the prefix. Window
@@ -20,7 +20,7 @@ type Request struct {
 	Prefix []stream.Event
 	// U is the deletion set. It must contain only ids inserted in the
 	// prefix, and it must contain the id of every delete event of the prefix
-	// (a realized deletion request joins U, SPEC §8).
+	// (a realized deletion request joins U, spec §8).
 	U stream.IDSet
 }
 
@@ -41,7 +41,7 @@ func (r Request) Validate() error {
 		case e.Op == stream.Insert && r.U.Has(e.ID):
 			found++
 		case e.Op == stream.Delete && !r.U.Has(e.ID):
-			return fmt.Errorf("%w: event %d deletes id %d, which is not in U (a realized deletion joins U, SPEC §8)", ErrRequest, i+1, e.ID)
+			return fmt.Errorf("%w: event %d deletes id %d, which is not in U (a realized deletion joins U, spec §8)", ErrRequest, i+1, e.ID)
 		}
 	}
 	if found != len(r.U) {
@@ -54,7 +54,7 @@ func (r Request) Validate() error {
 	return nil
 }
 
-// Cost is what an intervention spent (SPEC §5, §8).
+// Cost is what an intervention spent (spec §5, §8).
 type Cost struct {
 	// EventsReplayed is the number of prefix events the operator applied to
 	// a learner again.
@@ -67,14 +67,14 @@ type Cost struct {
 	// to rebuild its checkpoint θ_{t_del−W} (the learner stores two states
 	// and an event log rather than a state per step, see
 	// olbfgs.Learner.StateAgo). It is a cost of that storage scheme, not of
-	// the SPEC §8 cost model, and its gradient evaluations are not in
+	// the spec §8 cost model, and its gradient evaluations are not in
 	// GradEvals.
 	RestoreEvents int
 	// Wall is the wall-clock time of Apply, measured by Run.
 	Wall time.Duration
 }
 
-// Operator is an unlearning operator (an intervention of SPEC §5). Apply
+// Operator is an unlearning operator (an intervention of spec §5). Apply
 // returns a new learner state — never Actual itself, nor one sharing its
 // memory — with every id of U marked deleted (olbfgs.Learner.MarkDeleted),
 // so that later replays exclude them, and the cost of the intervention.
@@ -114,7 +114,7 @@ func Run(op Operator, req Request) (*olbfgs.Learner, Cost, error) {
 	return l, c, nil
 }
 
-// Paper returns the nine interventions of the paper's Experiment 2 (SPEC §5)
+// Paper returns the nine interventions of the paper's Experiment 2 (spec §5)
 // in the order of its tables: oracle replay, no-op, parameter-only,
 // contaminated pair drop, full memory reset, retain fine-tuning, drop and
 // refill, window replay τ and window replay 5τ. tau is the learner's memory

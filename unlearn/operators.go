@@ -7,7 +7,7 @@ import (
 	"unlearn/stream"
 )
 
-// The operators of SPEC §5, with the conventions of SPEC §8. Each validates
+// The operators of spec §5, with the conventions of spec §8. Each validates
 // its request (Request.Validate), works on a copy of the actual state (or a
 // fresh one) and marks U deleted on its result.
 
@@ -17,7 +17,7 @@ type base struct{ name, label string }
 func (b base) Name() string  { return b.name }
 func (b base) Label() string { return b.label }
 
-// replayCost is the SPEC §8 cost of replaying n events of which ins are
+// replayCost is the spec §8 cost of replaying n events of which ins are
 // inserts: n events, two gradient evaluations per insert.
 func replayCost(n, ins int) Cost { return Cost{EventsReplayed: n, GradEvals: 2 * ins} }
 
@@ -46,9 +46,9 @@ func start(req Request) (*olbfgs.Learner, error) {
 
 // Oracle returns oracle replay ("oracle", "Oracle replay"): the state
 // reached by replaying the deletion-edited prefix stream.Counterfactual(
-// Prefix, U) from θ0 (SPEC §5). It is computed from the prefix on its own —
+// Prefix, U) from θ0 (spec §5). It is computed from the prefix on its own —
 // never taken from a reference counterfactual — so that its zero error in a
-// benchmark is a check (SPEC §8). Cost: every event of the edited prefix.
+// benchmark is a check (spec §8). Cost: every event of the edited prefix.
 func Oracle() Operator { return oracle{base{"oracle", "Oracle replay"}} }
 
 type oracle struct{ base }
@@ -79,7 +79,7 @@ func (o noop) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 
 // ParamOnly returns the parameter-only correction ("param-only",
 // "Parameter-only"): one quasi-Newton step that undoes the deleted samples'
-// contributions, with Z unchanged (SPEC §5, §8):
+// contributions, with Z unchanged (spec §5, §8):
 //
 //	w̃ = w + η·Σ_{u∈U} H_Z ∇ℓ_u(w),
 //
@@ -122,7 +122,7 @@ func (o paramOnly) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 
 // PairDrop returns the contaminated pair drop ("pair-drop", "Contaminated
 // pair drop"): every curvature pair whose source meets U is removed, the
-// others keep their order, w is unchanged (SPEC §5); afterwards the direct
+// others keep their order, w is unchanged (spec §5); afterwards the direct
 // memory mass of U is 0. Cost: none.
 func PairDrop() Operator { return pairDrop{base{"pair-drop", "Contaminated pair drop"}} }
 
@@ -138,7 +138,7 @@ func (o pairDrop) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 }
 
 // MemoryReset returns the full memory reset ("memory-reset", "Full memory
-// reset"): Z = ∅, w unchanged (SPEC §5). Cost: none.
+// reset"): Z = ∅, w unchanged (spec §5). Cost: none.
 func MemoryReset() Operator { return memoryReset{base{"memory-reset", "Full memory reset"}} }
 
 type memoryReset struct{ base }
@@ -155,7 +155,7 @@ func (o memoryReset) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 // RetainFineTune returns retain fine-tuning ("retain-ft", "Retain
 // fine-tuning"): from the current state, keeping and updating Z, replay the
 // last τ inserts of the prefix (τ the learner's memory size; deleted inserts
-// count towards the τ) except those in U, in stream order (SPEC §5, §8).
+// count towards the τ) except those in U, in stream order (spec §5, §8).
 // Cost: the replayed inserts.
 func RetainFineTune() Operator { return retainFT{base{"retain-ft", "Retain fine-tuning"}} }
 
@@ -174,7 +174,7 @@ func (o retainFT) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 }
 
 // DropRefill returns drop and refill ("drop-refill", "Drop and refill"): the
-// state is reset to θ0 = (0, ∅) and the future stream refills it (SPEC §5).
+// state is reset to θ0 = (0, ∅) and the future stream refills it (spec §5).
 // The learner keeps its event count and its deleted ids
 // (olbfgs.Learner.Reset). Cost: none.
 func DropRefill() Operator { return dropRefill{base{"drop-refill", "Drop and refill"}} }
@@ -194,7 +194,7 @@ func (o dropRefill) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 // given key and label (the paper uses w = τ, "window-tau", and w = 5τ,
 // "window-5tau"): restore the checkpoint θ_{max(0, t_del−w)} of the actual
 // learner (olbfgs.Learner.StateAgo(w)) and replay the events
-// max(0, t_del−w)+1 .. t_del minus U (SPEC §5, §8). The result equals oracle
+// max(0, t_del−w)+1 .. t_del minus U (spec §5, §8). The result equals oracle
 // replay when U lies inside the window and no older deletion precedes it;
 // otherwise the checkpoint still carries the older deletions, as intended.
 //

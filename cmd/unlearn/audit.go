@@ -289,7 +289,7 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&in, "stream", "", "stream file (JSON Lines, SPEC §1.1) (required)")
+	f.StringVar(&in, "stream", "", "stream file (JSON Lines, spec §1.1) (required)")
 	f.StringVar(&intervention, "intervention", "", "the unlearning operator of world A: "+strings.Join(operatorNames(def.Tau), ", ")+" (required)")
 	f.Float64Var(&alpha, "alpha", 0, "test an assumed α instead of the one the toolkit derives")
 	f.StringVar(&memory, "memory", "reset", "memory released: reset or rebuild")
@@ -322,7 +322,7 @@ func operatorNames(tau int) []string {
 
 // auditDeletionSet returns U: ids (each an insert of the prefix) or count
 // ids chosen by mode at the trained parameters, with the ids of the
-// prefix's delete events (SPEC §8).
+// prefix's delete events (spec §8).
 func auditDeletionSet(cfg olbfgs.Config, loss stream.Loss, prefix []stream.Event, ids []int64, mode string, count int, seed uint64) (stream.IDSet, error) {
 	u := stream.DeletedIDs(prefix)
 	if len(ids) > 0 {

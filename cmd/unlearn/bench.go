@@ -29,7 +29,7 @@ func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench [--out DIR] [--quick] [--workers N] [--shard K/N]",
 		Short: "Run the state-aware benchmark grid (Experiment 2) and print the five summary tables",
-		Long: `bench runs Experiment 2 of the paper (SPEC §6) over its default grid: stream
+		Long: `bench runs Experiment 2 of the paper (spec §6) over its default grid: stream
 {quadratic, logistic} × τ {5, 10, 20} × deletion mode {recent, random,
 high-gradient} × κ {10, 100} × seed {1, 2, 3}, drift on — 108 configurations at
 the paper's sizes (d = 25, T = 5000, t_del = 500, H = 4500, |U| = 5, m_q = 32).
@@ -117,7 +117,7 @@ from their wall-clock timing (drop it with --zero-timing).`,
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "results", "results folder (replaced atomically if it is a results folder or empty)")
 	f.BoolVar(&quick, "quick", false, "run the small smoke-test grid (8 configurations, d = 8, T = 300) instead of the paper's")
-	f.BoolVar(&unstable, "unstable-logistic", false, "logistic streams with feature covariance eigenvalues in [1, κ] (the chaotic regime of SPEC §1.2) instead of [1/κ, 1]")
+	f.BoolVar(&unstable, "unstable-logistic", false, "logistic streams with feature covariance eigenvalues in [1, κ] (the chaotic regime of spec §1.2) instead of [1/κ, 1]")
 	f.IntVar(&workers, "workers", 0, "configurations run in parallel (0: GOMAXPROCS)")
 	f.StringVar(&shard, "shard", "", "run only shard K/N: configurations i with i mod N = K, K from 0")
 	f.BoolVar(&series, "series", false, "keep every configuration's per-step series in the records and series/*.csv (about 400 MB for the full grid; by default only one representative configuration's)")

@@ -29,7 +29,7 @@ func newDecayCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "decay [--out DIR] [variant flags]",
 		Short: "Run Experiment 1, finite-memory decay, and print clearance times and decay rates",
-		Long: `decay runs Experiment 1 of the paper (SPEC §6): for each variant, the actual
+		Long: `decay runs Experiment 1 of the paper (spec §6): for each variant, the actual
 learner (trained on the prefix with the deleted samples) and the deletion-edited
 counterfactual are propagated on the same future events with no intervention,
 and E_w, E_Z, E_Θ, D_upd and M_direct are recorded at every step. It prints,

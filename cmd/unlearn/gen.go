@@ -22,8 +22,8 @@ func newGenCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "gen --out FILE",
 		Short: "Write a synthetic event stream (drifting quadratic or ridge logistic)",
-		Long: `gen writes one of the paper's synthetic streams (SPEC §1.2) as a JSON Lines
-stream file (SPEC §1.1). The generator and all its parameters, seed included,
+		Long: `gen writes one of the paper's synthetic streams (spec §1.2) as a JSON Lines
+stream file (spec §1.1). The generator and all its parameters, seed included,
 are recorded in the header, so the file documents how it was made.`,
 		Example: `  unlearn gen --kind quadratic --events 5000 --seed 1 --out q.jsonl
   unlearn gen --kind logistic --kappa 100 --seed 2 --out l.jsonl`,

@@ -33,18 +33,18 @@ func newRunCmd() *cobra.Command {
 		Use:   "run [--stream FILE] --t-del N --horizon H --tau T --eta E (--deleted IDS | --mode MODE --seed S)",
 		Short: "Run one configuration: every intervention beside the counterfactual, with per-step metrics",
 		Long: `run trains the o-LBFGS learner on the prefix e_1..e_{t_del} of a stream, deletes
-U at t_del, applies every unlearning operator of the paper (SPEC §5), propagates
+U at t_del, applies every unlearning operator of the paper (spec §5), propagates
 each intervened state beside the deletion-edited counterfactual on the same
 future events e_{t_del+1}..e_{t_del+H}, and records E_w, E_Z, E_Θ, D_upd and
-M_direct at every step (SPEC §3). It prints a summary table and, with --out,
+M_direct at every step (spec §3). It prints a summary table and, with --out,
 writes the run record: the resolved configuration, the stream file's SHA-256,
 U, the probe vectors and every per-step series — all another implementation of
-SPEC needs to reproduce the series from the same file, and the command line
+the spec needs to reproduce the series from the same file, and the command line
 that made it ("unlearn report FILE" draws its figures).
 
 U is --deleted, or chosen by --mode (recent, old, random, high-gradient) with
 --count ids (random mode seeded by --seed); delete events inside the prefix
-join U (SPEC §8). Without --stream, a stream is generated (--kind, --kappa,
+join U (spec §8). Without --stream, a stream is generated (--kind, --kappa,
 --seed, --events, --d) and --seed also seeds it. The probes are m_q seeded unit
 vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 		Example: `  unlearn gen --kind quadratic --seed 1 --out q.jsonl
@@ -152,7 +152,7 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&in, "stream", "", "stream file (JSON Lines, SPEC §1.1); without it a stream is generated")
+	f.StringVar(&in, "stream", "", "stream file (JSON Lines, spec §1.1); without it a stream is generated")
 	f.StringVarP(&out, "out", "o", "", "write the run record (JSON) to this file")
 	f.StringVar(&seriesCSV, "series-csv", "", "write the per-step series (CSV) to this file")
 	f.IntVar(&tdel, "t-del", def.TDel, "deletion time t_del: the prefix is e_1..e_{t_del}")

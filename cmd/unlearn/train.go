@@ -24,7 +24,7 @@ func newTrainCmd() *cobra.Command {
 		Use:   "train --stream FILE --out FILE",
 		Short: "Replay a stream file through the o-LBFGS learner and save the state",
 		Long: `train replays the events of a stream file (deletions included: a delete
-records the id as deleted and changes neither w nor Z, SPEC §2) from θ0 and
+records the id as deleted and changes neither w nor Z, spec §2) from θ0 and
 writes the learner's full state — parameters, curvature memory with the source
 ids of every pair, deleted ids, configuration and stream header — as a
 versioned JSON snapshot (olbfgs-state/v1).`,

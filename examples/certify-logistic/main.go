@@ -2,7 +2,7 @@
 // ridge-logistic model end to end, with every published number computed
 // from public quantities only (issue 9; docs/packages/certify.md):
 //
-//  1. generate a logistic stream (the paper's generator, SPEC §1.2);
+//  1. generate a logistic stream (the paper's generator, spec §1.2);
 //  2. train a CERTIFIABLE o-LBFGS learner on it: a radius W (w is projected
 //     onto ‖w‖ ≤ W after every step), a sample bound B (inserts with
 //     ‖x‖ > B are refused), and the pair guard (curvature pairs are stored

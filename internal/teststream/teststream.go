@@ -2,7 +2,7 @@
 // packages. They are deliberately not the paper's generators (package stream
 // has those): a quadratic loss with random SPD curvature H = AAᵀ/d + I
 // (condition number a few units) and minimizers drifting around a centre, or
-// a ridge-logistic loss with λ = 0.05 (SPEC §1 default) and unit-variance
+// a ridge-logistic loss with λ = 0.05 (spec §1 default) and unit-variance
 // features scaled by 1/√d. Ids are 1..n. Everything is drawn from the given
 // generator, in the order documented on each function, so a test's seed
 // fixes its stream.

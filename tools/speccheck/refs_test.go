@@ -17,7 +17,7 @@ import (
 // repository). Until then the repository still holds them and only the
 // current forms are checked; from then on every legacy reference, and any
 // mention of the old path, is an error.
-const legacyRefsRewritten = false
+const legacyRefsRewritten = true
 
 // specPath is docs/spec.md relative to this package.
 var specPath = filepath.Join("..", "..", "docs", "spec.md")

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
-"""An independent, plain-Python implementation of SPEC.md §2, §3, §5 and §8.
+"""An independent, plain-Python implementation of docs/spec.md §2, §3, §5 and §8.
 
-It shares no code with the Go toolkit: it reads a stream file (SPEC §1.1) and
+It shares no code with the Go toolkit: it reads a stream file (spec §1.1) and
 a run record written by `unlearn run --out`, rebuilds every state of the run
-from the SPEC's definitions alone (o-LBFGS with the two-loop recursion, the
+from the spec's definitions alone (o-LBFGS with the two-loop recursion, the
 deletion set of the deterministic modes, the nine operators, the
 deletion-edited counterfactual, the metrics with the record's probe vectors,
 computed literally), and compares its per-step series
@@ -49,7 +49,7 @@ class Loss:
 
 
 class State:
-    """θ = (w, Z) with pair sources and the deleted ids (SPEC §2)."""
+    """θ = (w, Z) with pair sources and the deleted ids (spec §2)."""
 
     def __init__(self, d, tau, eta, gamma0, tol):
         self.d, self.tau, self.eta, self.gamma0, self.tol = d, tau, eta, gamma0, tol
@@ -127,7 +127,7 @@ def replay(new, loss, events, skip=frozenset()):
 
 
 def operators(new, loss, prefix, U, tau):
-    """The nine operators of SPEC §5 with the conventions of SPEC §8."""
+    """The nine operators of spec §5 with the conventions of spec §8."""
     actual = replay(new, loss, prefix)
     out = {}
     out["oracle"] = replay(new, loss, prefix, U)
@@ -169,7 +169,7 @@ def operators(new, loss, prefix, U, tau):
 
 
 def check_deletion_set(new, loss, prefix, cfg, U):
-    """Recomputes U for the deterministic modes of SPEC §4 (recent, old,
+    """Recomputes U for the deterministic modes of spec §4 (recent, old,
     high-gradient) and returns the number of mismatches (0 or 1). The random
     mode depends on the toolkit's seeded generator and is not re-drawn."""
     mode, count = cfg.get("mode"), cfg.get("count", 5)
@@ -252,7 +252,7 @@ def main(argv):
             ew, ez, eth, dupd, mdir, wn = ours[m][k]
             scale = max(1.0, wn)
             pairs = [("E_w", ew, row["E_w"]), ("E_Z", ez, row["E_Z"]), ("E_Theta", eth, row["E_Theta"])]
-            # An undefined D_upd is NaN in the CSV (SPEC §8); definedness
+            # An undefined D_upd is NaN in the CSV (spec §8); definedness
             # must agree too.
             undefined = row["D_upd"] in ("", "NaN")
             if (dupd is None) != undefined:

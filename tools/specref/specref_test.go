@@ -1,5 +1,5 @@
 // Package specref holds an independent, plain-Python implementation of
-// SPEC.md (specref.py) and the test that checks the toolkit against it.
+// docs/spec.md (specref.py) and the test that checks the toolkit against it.
 package specref
 
 import (
@@ -20,7 +20,7 @@ import (
 // case through the toolkit (experiment.RunHistory, the code path of
 // `unlearn run`), writes the stream file, run record and series CSV, and has
 // specref.py — which shares no code with the toolkit — rebuild every state
-// and metric from SPEC's definitions and compare, to 1e-9·max(1, ‖w⁻‖) (SPEC's
+// and metric from the spec's definitions and compare, to 1e-9·max(1, ‖w⁻‖) (the spec's
 // reproducibility tolerance). It then corrupts the series in turn (a wrong,
 // a NaN or an undefined value, a missing row) and checks the comparison
 // fails each time, so the check cannot pass vacuously. It is skipped where
