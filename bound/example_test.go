@@ -45,7 +45,7 @@ func ExampleScenario() {
 		Mu: 1, L: 4, Eta: 0.3, HMin: 0.25, HMax: 1, Case: bound.Commuting,
 	})
 	s := bound.Scenario{
-		Constants:   bound.Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.3, Tau: 10, Source: bound.Proved},
+		Constants:   bound.Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.3, Tau: 10, Provenance: bound.Proved},
 		Contraction: k,
 		Ages:        []int{0, 3, 40}, // three deleted inserts
 		Horizon:     50,
@@ -66,7 +66,7 @@ func ExampleScenario() {
 
 func ExampleTracker() {
 	k, _ := bound.AssumedContraction(0.9)
-	c := bound.Constants{G: 1, HMin: 0.5, HMax: 1, Eta: 0.1, Tau: 5, Source: bound.Assumed}
+	c := bound.Constants{G: 1, HMin: 0.5, HMax: 1, Eta: 0.1, Tau: 5, Provenance: bound.Assumed}
 	tr, _ := bound.NewTracker(c, k, bound.TrackerOptions{Memory: bound.MemoryDirect})
 	for range 20 {
 		tr.Step() // the learner processes 20 inserts

@@ -24,9 +24,9 @@ type Constants struct {
 	Eta float64
 	// Tau is the memory size τ ≥ 1 (number of curvature pairs). Required.
 	Tau int
-	// Source says how G, HMin and HMax were obtained: Proved (derived for
+	// Provenance says how G, HMin and HMax were obtained: Proved (derived for
 	// the loss and domain), Estimated (measured) or Assumed. Required.
-	Source Provenance
+	Provenance Provenance
 }
 
 // Validate reports the first invalid field as an *ArgError (ErrValue or
@@ -50,8 +50,8 @@ func (c Constants) Validate() error {
 	if c.Tau < 1 {
 		return argErr(fn, "Tau", float64(c.Tau), ErrInvalid)
 	}
-	if !c.Source.valid() {
-		return argErr(fn, "Source", float64(c.Source), ErrInvalid)
+	if !c.Provenance.valid() {
+		return argErr(fn, "Provenance", float64(c.Provenance), ErrInvalid)
 	}
 	return nil
 }

@@ -3,7 +3,12 @@ package bound
 import "fmt"
 
 // Provenance says where a quantity comes from, so that a certificate can
-// state how much of it is a theorem.
+// state how much of it is a theorem. Its values are [Proved] (derived or
+// enforced by the toolkit), [Estimated] (measured from data), [Assumed]
+// (taken without proof or measurement, such as a number a user types) and
+// the invalid zero value [Unspecified]; in JSON and on the command line they
+// are "proved", "estimated" and "assumed". The same type, with the same
+// words, labels every quantity in packages bound and certify.
 //
 // The zero value is [Unspecified], which every function refuses: a caller
 // must say how its constants were obtained.

@@ -71,9 +71,9 @@ type Scenario struct {
 	// Delta0 bounds Δ_{t0} after an intervention. Required with
 	// StartGiven (≥ 0), ignored otherwise.
 	Delta0 float64
-	// Delta0Source is the provenance of Delta0. Required with StartGiven,
+	// Delta0Provenance is the provenance of Delta0. Required with StartGiven,
 	// ignored otherwise.
-	Delta0Source Provenance
+	Delta0Provenance Provenance
 	// RoundOff is a bound ≥ 0 on the floating-point divergence one step
 	// adds between two float trajectories that run the same step on
 	// different states (twice the per-step forward error of one
@@ -158,8 +158,8 @@ func (s Scenario) Bound() (Result, error) {
 		if err := checkNonNeg(fn, "Delta0", s.Delta0); err != nil {
 			return Result{}, err
 		}
-		if !s.Delta0Source.valid() {
-			return Result{}, argErr(fn, "Delta0Source", float64(s.Delta0Source), ErrInvalid)
+		if !s.Delta0Provenance.valid() {
+			return Result{}, argErr(fn, "Delta0Provenance", float64(s.Delta0Provenance), ErrInvalid)
 		}
 	default:
 		return Result{}, argErr(fn, "Start", float64(s.Start), ErrInvalid)
@@ -209,9 +209,9 @@ func (s Scenario) terms(m *model, lambdaZ float64) []Term {
 	ts := []Term{
 		{"rho (" + s.Contraction.Method + ")", s.Contraction.Rho, s.Contraction.Provenance,
 			"ρ of Lemma \"One-step state-error recursion\" / Assumption \"Contractive update map\""},
-		{"G", c.G, c.Source, "G of Assumption \"Bounded stochastic gradients\""},
-		{"hMin", c.HMin, c.Source, "m of Assumption \"Bounded inverse-Hessian approximations\""},
-		{"hMax", c.HMax, c.Source, "M of Assumption \"Bounded inverse-Hessian approximations\""},
+		{"G", c.G, c.Provenance, "G of Assumption \"Bounded stochastic gradients\""},
+		{"hMin", c.HMin, c.Provenance, "m of Assumption \"Bounded inverse-Hessian approximations\""},
+		{"hMax", c.HMax, c.Provenance, "M of Assumption \"Bounded inverse-Hessian approximations\""},
 		{"eta", c.Eta, Proved, "η_t, the learner's step size (exact)"},
 		{"tau", float64(c.Tau), Proved, "τ, the memory size (exact)"},
 		{"deletions", float64(len(s.Ages)), Proved, "m = |U|, the number of deleted samples (exact)"},
@@ -237,7 +237,7 @@ func (s Scenario) terms(m *model, lambdaZ float64) []Term {
 				"Assumption \"Contractive update map\", taken as stated"})
 	}
 	if s.Start == StartGiven {
-		ts = append(ts, Term{"delta0", s.Delta0, s.Delta0Source, "Δ_{t0} of Theorem \"Bounded counterfactual state deviation\""})
+		ts = append(ts, Term{"delta0", s.Delta0, s.Delta0Provenance, "Δ_{t0} of Theorem \"Bounded counterfactual state deviation\""})
 	}
 	if s.RoundOff > 0 {
 		ts = append(ts, Term{"round-off per step (two float trajectories)", s.RoundOff, Proved,

@@ -14,7 +14,7 @@ import (
 // testConstants are valid constants used by several tests: G = 2,
 // hMin = 0.25, hMax = 1, η = 0.1, τ = 3, so η·hMax·G = 0.2 and
 // η·(hMax−hMin)·G = 0.15.
-var testConstants = Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.1, Tau: 3, Source: Proved}
+var testConstants = Constants{G: 2, HMin: 0.25, HMax: 1, Eta: 0.1, Tau: 3, Provenance: Proved}
 
 func mustAssumed(t testing.TB, rho float64) Contraction {
 	t.Helper()
@@ -180,12 +180,12 @@ func genScenario(t *rapid.T) Scenario {
 	hMin := rapid.Float64Range(0, 2).Draw(t, "hMin")
 	s := Scenario{
 		Constants: Constants{
-			G:      rapid.Float64Range(0, 10).Draw(t, "G"),
-			HMin:   hMin,
-			HMax:   hMin + rapid.Float64Range(0, 2).Draw(t, "hSpread"),
-			Eta:    rapid.Float64Range(1e-3, 1).Draw(t, "eta"),
-			Tau:    rapid.IntRange(1, 30).Draw(t, "tau"),
-			Source: Proved,
+			G:          rapid.Float64Range(0, 10).Draw(t, "G"),
+			HMin:       hMin,
+			HMax:       hMin + rapid.Float64Range(0, 2).Draw(t, "hSpread"),
+			Eta:        rapid.Float64Range(1e-3, 1).Draw(t, "eta"),
+			Tau:        rapid.IntRange(1, 30).Draw(t, "tau"),
+			Provenance: Proved,
 		},
 		Contraction: Contraction{Rho: rapid.Float64Range(0, 0.999).Draw(t, "rho"), Provenance: Proved},
 		Memory:      rapid.SampledFrom([]MemoryModel{MemoryWorstCase, MemoryDirect, MemoryCoupled}).Draw(t, "memory"),
@@ -194,7 +194,7 @@ func genScenario(t *rapid.T) Scenario {
 		Horizon:     rapid.IntRange(0, 100).Draw(t, "horizon"),
 	}
 	if rapid.Bool().Draw(t, "given") {
-		s.Start, s.Delta0, s.Delta0Source = StartGiven, rapid.Float64Range(0, 5).Draw(t, "delta0"), Estimated
+		s.Start, s.Delta0, s.Delta0Provenance = StartGiven, rapid.Float64Range(0, 5).Draw(t, "delta0"), Estimated
 	}
 	return s
 }
@@ -303,7 +303,7 @@ func TestScenarioProvenance(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			c := testConstants
-			c.Source = tc.source
+			c.Provenance = tc.source
 			r, err := Scenario{Constants: c, Contraction: tc.k, Memory: tc.mem, Ages: []int{2}}.Bound()
 			require.NoError(t, err)
 			assert.Equal(t, tc.want, r.Provenance, "provenance")
@@ -341,7 +341,7 @@ func TestScenarioRefusesBadInput(t *testing.T) {
 		{"hMin>hMax", func(s *Scenario) { s.Constants.HMin = 2 }, "HMin", ErrInvalid},
 		{"eta=0", func(s *Scenario) { s.Constants.Eta = 0 }, "Eta", ErrValue},
 		{"tau=0", func(s *Scenario) { s.Constants.Tau = 0 }, "Tau", ErrInvalid},
-		{"no-source", func(s *Scenario) { s.Constants.Source = Unspecified }, "Source", ErrInvalid},
+		{"no-source", func(s *Scenario) { s.Constants.Provenance = Unspecified }, "Provenance", ErrInvalid},
 		{"rho=1", func(s *Scenario) { s.Contraction.Rho = 1 }, "rho", ErrRho},
 		{"rho-no-provenance", func(s *Scenario) { s.Contraction.Provenance = Unspecified }, "Provenance", ErrInvalid},
 		{"memory", func(s *Scenario) { s.Memory = 9 }, "Memory", ErrInvalid},
@@ -352,8 +352,8 @@ func TestScenarioRefusesBadInput(t *testing.T) {
 		{"horizon<0", func(s *Scenario) { s.Horizon = -1 }, "Horizon", ErrInvalid},
 		{"horizon>MaxHorizon", func(s *Scenario) { s.Horizon = MaxHorizon + 1 }, "Horizon", ErrInvalid},
 		{"start", func(s *Scenario) { s.Start = 7 }, "Start", ErrInvalid},
-		{"given-delta0<0", func(s *Scenario) { s.Start, s.Delta0, s.Delta0Source = StartGiven, -1, Proved }, "Delta0", ErrValue},
-		{"given-no-source", func(s *Scenario) { s.Start, s.Delta0 = StartGiven, 1 }, "Delta0Source", ErrInvalid},
+		{"given-delta0<0", func(s *Scenario) { s.Start, s.Delta0, s.Delta0Provenance = StartGiven, -1, Proved }, "Delta0", ErrValue},
+		{"given-no-source", func(s *Scenario) { s.Start, s.Delta0 = StartGiven, 1 }, "Delta0Provenance", ErrInvalid},
 		{"overflow", func(s *Scenario) { s.Constants.G, s.Constants.Eta = math.MaxFloat64, 1 }, "Constants.G", ErrRange},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -266,7 +266,7 @@ func (dc deletionCase) run(tb fataler, d int) (Constants, Contraction, []float64
 		deleted[r.IntN(len(prefix))] = true
 	}
 	dev, ages, G := deletionRun(d, dc.tau, gamma0, eta, prefix, future, deleted)
-	return Constants{G: G, HMin: hMin, HMax: hMax, Eta: eta, Tau: dc.tau, Source: Proved}, k, dev, ages
+	return Constants{G: G, HMin: hMin, HMax: hMax, Eta: eta, Tau: dc.tau, Provenance: Proved}, k, dev, ages
 }
 
 // fataler is the part of testing.TB and *rapid.T the helpers use.

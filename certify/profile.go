@@ -130,7 +130,7 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		return no("the loss is not strongly convex (μ = 0): no contraction, only the diameter bound 2W' applies")
 	}
 	p.Mu, p.L = mu, l
-	p.Constants = bound.Constants{G: g, HMin: hMin, HMax: hMax, Eta: cfg.StepSize, Tau: max(cfg.Memory, 1), Source: bound.Proved}
+	p.Constants = bound.Constants{G: g, HMin: hMin, HMax: hMax, Eta: cfg.StepSize, Tau: max(cfg.Memory, 1), Provenance: bound.Proved}
 	kase := bound.General
 	if p.Commuting {
 		kase = bound.Commuting

@@ -82,7 +82,7 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 	if err != nil {
 		return bound.Scenario{}, err
 	}
-	c := bound.Constants{G: b.g, HMin: b.hMin, HMax: b.hMax, Eta: b.eta, Tau: b.tau, Source: src}
+	c := bound.Constants{G: b.g, HMin: b.hMin, HMax: b.hMax, Eta: b.eta, Tau: b.tau, Provenance: src}
 	var k bound.Contraction
 	switch {
 	case changed("mu") || changed("L"):
@@ -139,7 +139,7 @@ func (b *boundFlags) scenario(changed func(string) bool) (bound.Scenario, error)
 		if err != nil {
 			return bound.Scenario{}, err
 		}
-		s.Start, s.Delta0, s.Delta0Source = bound.StartGiven, b.delta0, p
+		s.Start, s.Delta0, s.Delta0Provenance = bound.StartGiven, b.delta0, p
 	}
 	return s, nil
 }
@@ -149,9 +149,9 @@ func fmtFlag(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 // boundFlag maps a bound argument (or a certify field) to its flag.
 var boundFlag = map[string]string{
-	"G": "G", "HMin": "hmin", "HMax": "hmax", "Eta": "eta", "Tau": "tau", "Source": "constants-source",
+	"G": "G", "HMin": "hmin", "HMax": "hmax", "Eta": "eta", "Tau": "tau",
 	"rho": "rho", "Rho": "rho", "Provenance": "rho-source", "Mu": "mu", "L": "L",
-	"LambdaZ": "lambda-z", "Ages": "ages", "Horizon": "horizon", "Delta0": "delta0", "Delta0Source": "delta0-source",
+	"LambdaZ": "lambda-z", "Ages": "ages", "Horizon": "horizon", "Delta0": "delta0", "Delta0Provenance": "delta0-source",
 	"Memory": "memory-model", "Constants.G": "G",
 }
 
@@ -165,6 +165,10 @@ func boundFlagError(err error) error {
 	arg := ae.Arg
 	if i := strings.IndexByte(arg, '['); i >= 0 {
 		arg = arg[:i]
+	}
+	if ae.Func == "Constants.Validate" && arg == "Provenance" {
+		arg = "constants-source" // Contraction.Validate's Provenance is --rho-source
+		return flagError(arg, "%v: %v", strconv.FormatFloat(ae.Value, 'g', -1, 64), ae.Err)
 	}
 	flag, ok := boundFlag[arg]
 	if !ok {

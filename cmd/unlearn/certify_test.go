@@ -307,7 +307,7 @@ func TestBoundCmd(t *testing.T) {
 	require.NoError(t, err)
 	k, err := bound.AssumedContraction(0.9)
 	require.NoError(t, err)
-	res, err := bound.Scenario{Constants: bound.Constants{G: 3, HMin: 0.1, HMax: 1, Eta: 0.1, Tau: 10, Source: bound.Assumed},
+	res, err := bound.Scenario{Constants: bound.Constants{G: 3, HMin: 0.1, HMax: 1, Eta: 0.1, Tau: 10, Provenance: bound.Assumed},
 		Contraction: k, Ages: []int{0, 5}, Horizon: 3}.Bound()
 	require.NoError(t, err)
 	want := "alpha       " + strconv.FormatFloat(res.Alpha[3], 'g', -1, 64)
