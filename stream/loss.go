@@ -122,6 +122,12 @@ func flattenSPD(name string, src [][]float64, d int, dst []float64) error {
 	return nil
 }
 
+// Header returns the stream header of the loss: format, kind "quadratic",
+// d, H0 and H1 (copies), without metadata.
+func (q *Quadratic) Header() Header {
+	return Header{Format: FormatV1, Kind: KindQuadratic, D: q.d, H0: q.H0(), H1: q.H1()}
+}
+
 // Kind returns KindQuadratic.
 func (q *Quadratic) Kind() Kind { return KindQuadratic }
 
@@ -269,16 +275,16 @@ type Logistic struct {
 // returns a *FieldError naming "d" or "lambda" for d < 1 or λ that is
 // negative or not finite.
 func NewLogistic(d int, lambda float64) (*Logistic, error) {
-	if d < 1 {
-		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", d, ErrInvalidValue)
-	}
-	if math.IsNaN(lambda) || math.IsInf(lambda, 0) {
-		return nil, fieldErrorf("lambda", "lambda = %v: %w", lambda, ErrNonFinite)
-	}
-	if lambda < 0 {
-		return nil, fieldErrorf("lambda", "lambda = %v must be non-negative: %w", lambda, ErrInvalidValue)
+	if err := checkRidge(d, lambda); err != nil {
+		return nil, err
 	}
 	return &Logistic{d: d, lambda: lambda}, nil
+}
+
+// Header returns the stream header of the loss: format, kind "logistic", d
+// and lambda, without metadata.
+func (l *Logistic) Header() Header {
+	return Header{Format: FormatV1, Kind: KindLogistic, D: l.d, Lambda: l.lambda}
 }
 
 // Kind returns KindLogistic.
