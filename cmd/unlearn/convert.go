@@ -182,4 +182,3 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 	df.add(f, true)
 	return cmd
 }
-
