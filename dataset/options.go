@@ -37,41 +37,41 @@ type Options struct {
 	// Format is the input format. If empty, it is guessed from the file
 	// name: .csv (or .csv.gz) is CSV; .svm, .libsvm, .svmlight, .txt or a
 	// name ending in "_scale" is LIBSVM; a name containing "idx" is IDX.
-	Format Format
+	Format Format `json:"format,omitempty"`
 	// Kind is the loss kind of the stream: stream.KindLogistic (labels
 	// mapped to ±1) or stream.KindRegression (real targets). If empty,
 	// defaults to logistic.
-	Kind stream.Kind
+	Kind stream.Kind `json:"kind,omitempty"`
 	// Lambda is the ridge λ ≥ 0 of the header. If nil, defaults to
 	// DefaultLambda.
-	Lambda *float64
+	Lambda *float64 `json:"lambda,omitempty"`
 
 	// Label is the CSV label column: its header name or, if no column has
 	// that name, its 1-based index. Required for CSV.
-	Label string
+	Label string `json:"label,omitempty"`
 	// ID is the CSV id column (name or 1-based index). Integer ids are used
 	// as they are; otherwise every id is a string and is mapped to the
 	// 1-based number of its data row (stable for the file: the same file
 	// always gives the same mapping, whatever the shuffle), listed by
 	// [Reader.Mapping]. If empty, the id of a row is its data row number.
-	ID string
+	ID string `json:"id,omitempty"`
 	// Exclude lists CSV columns (names or 1-based indices) that are not
 	// features. Every column other than the label, the id and these is a
 	// feature, in file order.
-	Exclude []string
+	Exclude []string `json:"exclude,omitempty"`
 	// Comma is the CSV field delimiter. If zero, defaults to ','.
-	Comma rune
+	Comma rune `json:"comma,omitempty"`
 
 	// D is the LIBSVM dimension: indices must be in 1..D. If zero, d is
 	// the largest index in the file (found by a first pass over it).
-	D int
+	D int `json:"d,omitempty"`
 
 	// Labels is the IDX label file. If empty, it is the image file's name
 	// with "images-idx3" replaced by "labels-idx1" (the MNIST naming).
-	Labels string
+	Labels string `json:"labels,omitempty"`
 	// Scale divides IDX pixel values. If zero, defaults to 255 (features
 	// in [0, 1]).
-	Scale float64
+	Scale float64 `json:"scale,omitempty"`
 
 	// Classes selects two classes and maps them to −1 (Classes[0]) and +1
 	// (Classes[1]) for a logistic stream; rows of other classes are
@@ -80,17 +80,17 @@ type Options struct {
 	// Required for IDX logistic streams; not allowed for regression.
 	// Without it, CSV and LIBSVM labels must be 0/1 or −1/+1 (0 and −1
 	// mixed in one file is an error).
-	Classes []string
+	Classes []string `json:"classes,omitempty"`
 
 	// Shuffle, if set, streams the rows in a seeded random order (a
 	// Fisher–Yates permutation of the selected rows drawn from
 	// rand.NewPCG(*Shuffle, ShuffleStream)). Ids are those of the
 	// unshuffled file. A shuffled read makes two passes over the file and
 	// holds the emitted rows in memory; an unshuffled one streams.
-	Shuffle *uint64
+	Shuffle *uint64 `json:"shuffle_seed,omitempty"`
 	// Limit, if positive, emits only the first Limit rows of the (shuffled)
 	// order: a seeded sub-sample with Shuffle.
-	Limit int
+	Limit int `json:"limit,omitempty"`
 }
 
 // ShuffleStream is the PCG stream word of the shuffle's random source.
