@@ -1,6 +1,7 @@
 package dataset
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -26,6 +27,13 @@ type csvSource struct {
 	seenInt map[int64]int
 	seenStr map[string]int
 	st      Stats
+	// skipped is Options.SkipLines, added to encoding/csv's line numbers.
+	skipped int
+	// pending is the first data row of a file without a header row, read
+	// to count its columns, with the positions of its fields.
+	pending    []string
+	pendingPos [][2]int
+	havePend   bool
 }
 
 func openCSV(path string, o Options) (*csvSource, error) {
@@ -35,7 +43,18 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	}
 	s := &csvSource{path: path, closeF: closeF, id: -1, lab: labeler{kind: o.kind(), classes: o.Classes},
 		seenInt: map[int64]int{}, seenStr: map[string]int{}}
-	s.r = csv.NewReader(rd)
+	br := bufio.NewReader(rd)
+	for s.skipped < o.SkipLines {
+		if _, err := br.ReadSlice('\n'); err == io.EOF {
+			break
+		} else if err != nil && err != bufio.ErrBufferFull {
+			closeF()
+			return nil, &PosError{File: path, Line: s.skipped + 1, Err: fmt.Errorf("read: %w", err)}
+		} else if err == nil {
+			s.skipped++
+		}
+	}
+	s.r = csv.NewReader(br)
 	if o.Comma != 0 {
 		s.r.Comma = o.Comma
 	}
@@ -44,11 +63,22 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	if err != nil {
 		closeF()
 		if err == io.EOF {
-			return nil, &PosError{File: path, Line: 1, Err: fmt.Errorf("empty file: want a header row of column names: %w", ErrSyntax)}
+			return nil, &PosError{File: path, Line: s.skipped + 1, Err: fmt.Errorf("empty file: want a header row of column names: %w", ErrSyntax)}
 		}
 		return nil, s.csvError(err)
 	}
 	s.names = slices.Clone(hdr)
+	if o.NoHeader {
+		s.pending, s.havePend = s.names, true
+		s.pendingPos = make([][2]int, len(hdr))
+		for i := range hdr {
+			s.pendingPos[i][0], s.pendingPos[i][1] = s.r.FieldPos(i)
+		}
+		s.names = make([]string, len(hdr))
+		for i := range s.names {
+			s.names[i] = strconv.Itoa(i + 1)
+		}
+	}
 	if s.label, err = column(s.names, o.Label, "Label"); err != nil {
 		closeF()
 		return nil, err
@@ -129,22 +159,44 @@ func (s *csvSource) csvError(err error) error {
 			if s.names == nil {
 				msg = "wrong number of fields"
 			}
-			return &PosError{File: s.path, Line: pe.Line, Err: fmt.Errorf("%s: %w", msg, ErrSyntax)}
+			return &PosError{File: s.path, Line: pe.Line + s.skipped, Err: fmt.Errorf("%s: %w", msg, ErrSyntax)}
 		}
-		return &PosError{File: s.path, Line: pe.Line, Column: pe.Column, Err: fmt.Errorf("%s: %w", msg, ErrSyntax)}
+		return &PosError{File: s.path, Line: pe.Line + s.skipped, Column: pe.Column, Err: fmt.Errorf("%s: %w", msg, ErrSyntax)}
 	}
 	return &PosError{File: s.path, Err: fmt.Errorf("read: %w", err)}
 }
 
 // cellError locates an error in column c of the current record.
 func (s *csvSource) cellError(c int, err error) error {
-	line, col := s.r.FieldPos(c)
+	line, col := s.fieldPos(c)
 	return &PosError{File: s.path, Line: line, Column: col, ColumnName: s.names[c], Err: err}
+}
+
+// fieldPos returns the file line and column of field c of the current
+// record.
+func (s *csvSource) fieldPos(c int) (line, col int) {
+	if s.pendingPos != nil {
+		line, col = s.pendingPos[c][0], s.pendingPos[c][1]
+	} else {
+		line, col = s.r.FieldPos(c)
+	}
+	return line + s.skipped, col
 }
 
 func (s *csvSource) next() (row, error) {
 	for {
-		rec, err := s.r.Read()
+		var (
+			rec []string
+			err error
+		)
+		if s.havePend {
+			// The first data row of a file without a header was read
+			// already, to count its columns.
+			rec, s.havePend = s.pending, false
+		} else {
+			s.pendingPos = nil
+			rec, err = s.r.Read()
+		}
 		if err == io.EOF {
 			return row{}, io.EOF
 		}
@@ -160,7 +212,7 @@ func (s *csvSource) next() (row, error) {
 			s.st.Skipped++
 			continue
 		}
-		line, _ := s.r.FieldPos(0)
+		line, _ := s.fieldPos(0)
 		r := row{id: int64(s.st.Rows), y: y, line: line, x: make([]float64, len(s.features))}
 		for j, c := range s.features {
 			v, err := parseNumber(rec[c])

@@ -178,3 +178,39 @@ func TestCSVClasses(t *testing.T) {
 	}, evs, "class 5 is skipped; 3.0 is class 3; ids stay row numbers")
 	assert.Equal(t, Stats{Rows: 4, Skipped: 1, Emitted: 3}, r.Stats())
 }
+
+func TestCSVSkipLinesAndNoHeader(t *testing.T) {
+	// scikit-learn's bundled CSVs start with a summary line
+	// ("569,30,malignant,benign") and have no header row.
+	p := writeTemp(t, "bc.csv", "3,2,malignant,benign\n17.99,10.38,0\n20.57,17.77,1\n19.69,x,1\n")
+	h, r, err := Open(p, Options{SkipLines: 1, NoHeader: true, Label: "3"})
+	require.NoError(t, err)
+	var names []string
+	_, err = h.MetaValue("features", &names)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"1", "2"}, names)
+	e, err := r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, stream.InsertEvent(1, []float64{17.99, 10.38}, -1), e, "the first data row is not lost")
+	e, err = r.Next()
+	require.NoError(t, err)
+	assert.Equal(t, stream.InsertEvent(2, []float64{20.57, 17.77}, 1), e)
+	_, err = r.Next()
+	var pe *PosError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PosError{Line: 4, Column: 7, ColumnName: "2"}, PosError{Line: pe.Line, Column: pe.Column, ColumnName: pe.ColumnName},
+		"line numbers count the skipped line")
+
+	// An error in the first data row of a headerless file is located too.
+	err = readErr(writeTemp(t, "h.csv", "skip me\n1,,1\n"), Options{SkipLines: 1, NoHeader: true, Label: "3"})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, [2]int{2, 3}, [2]int{pe.Line, pe.Column})
+
+	// With a header after the skipped lines (scikit-learn's Boston CSV).
+	_, evs, _ := readAll(t, writeTemp(t, "b.csv", "2,1,,\nA,MEDV\n0.5,24\n1.5,21.6\n"), Options{SkipLines: 1, Label: "MEDV", Kind: stream.KindRegression})
+	assert.Equal(t, []stream.Event{stream.InsertEvent(1, []float64{0.5}, 24), stream.InsertEvent(2, []float64{1.5}, 21.6)}, evs)
+	err = readErr(writeTemp(t, "f.csv", "2,1,,\nA,MEDV\n0.5,24,3\n"), Options{SkipLines: 1, Label: "MEDV"})
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, 3, pe.Line)
+	assert.ErrorIs(t, err, ErrSyntax)
+}

@@ -59,6 +59,13 @@ type Options struct {
 	// features. Every column other than the label, the id and these is a
 	// feature, in file order.
 	Exclude []string `json:"exclude,omitempty"`
+	// SkipLines is the number of CSV lines skipped before the header row
+	// (or the first data row with NoHeader), such as the "569,30,…" summary
+	// line of scikit-learn's bundled CSVs. Line numbers in errors count them.
+	SkipLines int `json:"skip_lines,omitempty"`
+	// NoHeader says the CSV file has no header row: columns are named by
+	// their 1-based index ("1", "2", …).
+	NoHeader bool `json:"no_header,omitempty"`
 	// Comma is the CSV field delimiter. If zero, defaults to ','.
 	Comma rune `json:"comma,omitempty"`
 
@@ -151,8 +158,10 @@ func (o Options) validate(f Format) error {
 		return optErr("Scale", "applies to IDX files only")
 	case o.Labels != "" && f != IDX:
 		return optErr("Labels", "applies to IDX files only")
-	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0):
-		return optErr("Label", "Label, ID, Exclude and Comma apply to CSV files only")
+	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0 || o.SkipLines != 0 || o.NoHeader):
+		return optErr("Label", "Label, ID, Exclude, Comma, SkipLines and NoHeader apply to CSV files only")
+	case o.SkipLines < 0:
+		return optErr("SkipLines", "%d: want a non-negative number of lines", o.SkipLines)
 	case f == CSV && o.Label == "":
 		return optErr("Label", "required for CSV: the label column's name or 1-based index")
 	case len(o.Classes) != 0 && len(o.Classes) != 2:

@@ -22,7 +22,8 @@ type dataFlags struct {
 	exclude, classes                []string
 	comma                           string
 	lambda, scale                   float64
-	d, limit                        int
+	d, limit, skipLines             int
+	noHeader                        bool
 	shuffle                         uint64
 }
 
@@ -35,6 +36,8 @@ func (df *dataFlags) add(f *pflag.FlagSet, withOrder bool) {
 	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside --out)")
 	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
 	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
+	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
+	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
 	f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
 	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
 	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
@@ -50,7 +53,7 @@ func (df *dataFlags) options(fl *pflag.FlagSet) (dataset.Options, error) {
 	o := dataset.Options{
 		Format: dataset.Format(df.format), Kind: stream.Kind(df.kind), Lambda: new(df.lambda),
 		Label: df.label, ID: df.id, Exclude: df.exclude, D: df.d, Labels: df.labels, Scale: df.scale,
-		Classes: df.classes, Limit: df.limit,
+		Classes: df.classes, Limit: df.limit, SkipLines: df.skipLines, NoHeader: df.noHeader,
 	}
 	if df.comma != "" {
 		r := []rune(df.comma)
@@ -75,7 +78,7 @@ func dataOptionError(err error) error {
 	flag := map[string]string{
 		"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
 		"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
-		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed",
+		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header",
 	}[oe.Field]
 	if flag == "" {
 		return err
