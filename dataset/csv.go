@@ -246,6 +246,9 @@ func (s *csvSource) rowID(cell string, r *row) error {
 		if first, ok := s.seenStr[cell]; ok {
 			return fmt.Errorf("id %q already on line %d: %w", cell, first, ErrDuplicateID)
 		}
+		// Clone: encoding/csv slices every cell of a record out of one
+		// string, so keeping the cell would keep the whole line.
+		cell = strings.Clone(cell)
 		s.seenStr[cell] = r.line
 		r.key = cell // r.id stays the data row number
 		return nil
