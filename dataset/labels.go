@@ -85,14 +85,20 @@ func parseNumber(s string) (float64, error) {
 		return 0, fmt.Errorf("empty cell: %w", ErrValue)
 	}
 	v, err := strconv.ParseFloat(s, 64)
-	if err != nil {
-		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && math.IsInf(v, 0) {
-			return 0, fmt.Errorf("%q overflows float64: %w", s, ErrValue)
-		}
-		return 0, fmt.Errorf("%q is not a number: %w", s, ErrValue)
-	}
-	if math.IsNaN(v) || math.IsInf(v, 0) {
-		return 0, fmt.Errorf("%q is not finite: %w", s, ErrValue)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		// s must not escape (the readers pass cells converted from bytes,
+		// which then need no allocation): messages use a copy.
+		return 0, numberError(strings.Clone(s), v, err)
 	}
 	return v, nil
+}
+
+func numberError(s string, v float64, err error) error {
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && math.IsInf(v, 0) {
+			return fmt.Errorf("%q overflows float64: %w", s, ErrValue)
+		}
+		return fmt.Errorf("%q is not a number: %w", s, ErrValue)
+	}
+	return fmt.Errorf("%q is not finite: %w", s, ErrValue)
 }

@@ -127,11 +127,11 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		for i < len(b) && b[i] != ' ' && b[i] != '\t' {
 			i++
 		}
-		tok := string(b[start:i])
+		tok := b[start:i]
 		col := start + 1
 		if first {
 			first = false
-			y, k, err := s.lab.label(tok)
+			y, k, err := s.lab.label(string(tok))
 			if err != nil {
 				return row{}, false, s.fail(col, err)
 			}
@@ -148,17 +148,17 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		if !ok {
 			return row{}, false, s.fail(col, fmt.Errorf("token %q: want index:value: %w", tok, ErrSyntax))
 		}
-		if name == "qid" {
+		if string(name) == "qid" {
 			if prev > 0 {
 				return row{}, false, s.fail(col, fmt.Errorf("qid after feature %d: qid comes right after the label: %w", prev, ErrSyntax))
 			}
-			if _, err := strconv.ParseInt(val, 10, 64); err != nil {
+			if _, err := strconv.ParseInt(string(val), 10, 64); err != nil {
 				return row{}, false, s.fail(col, fmt.Errorf("qid %q is not an integer: %w", val, ErrValue))
 			}
 			s.st.QIDs++
 			continue
 		}
-		idx, err := strconv.Atoi(name)
+		idx, err := strconv.Atoi(string(name))
 		switch {
 		case err != nil || idx < 1:
 			return row{}, false, s.fail(col, fmt.Errorf("index %q: want an integer ≥ 1 (indices are 1-based): %w", name, ErrValue))
@@ -167,7 +167,7 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		case s.d > 0 && idx > s.d:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds d = %d: %w", idx, s.d, ErrValue))
 		}
-		v, err := parseNumber(val)
+		v, err := parseNumber(string(val))
 		if err != nil {
 			return row{}, false, s.fail(col+len(name)+1, fmt.Errorf("value of index %d: %w", idx, err))
 		}
@@ -180,17 +180,13 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 	return r, keep, nil
 }
 
-// cutColon splits "name:value" at its only colon.
-func cutColon(tok string) (name, val string, ok bool) {
-	for i := 0; i < len(tok); i++ {
-		if tok[i] == ':' {
-			if i == 0 || i == len(tok)-1 {
-				return "", "", false
-			}
-			return tok[:i], tok[i+1:], true
-		}
+// cutColon splits "name:value" at its first colon.
+func cutColon(tok []byte) (name, val []byte, ok bool) {
+	i := bytes.IndexByte(tok, ':')
+	if i <= 0 || i == len(tok)-1 {
+		return nil, nil, false
 	}
-	return "", "", false
+	return tok[:i], tok[i+1:], true
 }
 
 // readLine returns the next line without its '\n', using *buf for lines
