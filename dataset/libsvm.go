@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"fmt"
 	"io"
+	"math"
 	"strconv"
 )
 
@@ -27,6 +28,7 @@ type svmSource struct {
 	// scan: read every row's indices and values (whatever its class) to
 	// find the largest index, allocating no feature vectors.
 	scan   bool
+	sparse bool
 	maxIdx int
 }
 
@@ -35,7 +37,7 @@ func openLIBSVM(path string, o Options, d int, scan bool) (*svmSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &svmSource{path: path, closeF: closeF, br: bufio.NewReaderSize(rd, 64<<10), d: d, scan: scan,
+	return &svmSource{path: path, closeF: closeF, br: bufio.NewReaderSize(rd, 64<<10), d: d, scan: scan, sparse: o.Sparse,
 		lab: labeler{kind: o.kind(), classes: o.Classes}}, nil
 }
 
@@ -139,7 +141,11 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 			if !keep && !s.scan {
 				return row{}, false, nil // another class: not parsed further
 			}
-			if !s.scan {
+			switch {
+			case s.scan:
+			case s.sparse:
+				r.idx, r.x = []int32{}, []float64{}
+			default:
 				r.x = make([]float64, s.d)
 			}
 			continue
@@ -164,6 +170,8 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 			return row{}, false, s.fail(col, fmt.Errorf("index %q: want an integer ≥ 1 (indices are 1-based): %w", name, ErrValue))
 		case idx <= prev:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d after %d: indices must increase strictly: %w", idx, prev, ErrValue))
+		case idx > math.MaxInt32:
+			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds 2^31 − 1: %w", idx, ErrValue))
 		case s.d > 0 && idx > s.d:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds d = %d: %w", idx, s.d, ErrValue))
 		}
@@ -173,7 +181,10 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		}
 		prev = idx
 		s.maxIdx = max(s.maxIdx, idx)
-		if r.x != nil {
+		switch {
+		case r.idx != nil:
+			r.idx, r.x = append(r.idx, int32(idx-1)), append(r.x, v)
+		case r.x != nil:
 			r.x[idx-1] = v
 		}
 	}

@@ -26,6 +26,23 @@ func TestLIBSVMBasics(t *testing.T) {
 	assert.Len(t, evs[0].Sample.V, 6)
 }
 
+func TestLIBSVMSparse(t *testing.T) {
+	p := writeTemp(t, "s.svm", "+1 qid:3 1:0.5 4:-2\n-1\n-1 2:0 3:7\n")
+	h, evs, _ := readAll(t, p, Options{D: 6, Sparse: true})
+	assert.Equal(t, 6, h.D)
+	assert.Equal(t, []stream.Event{
+		{Op: stream.Insert, ID: 1, Sample: stream.SparseSample([]int32{0, 3}, []float64{0.5, -2}, 1)},
+		{Op: stream.Insert, ID: 2, Sample: stream.SparseSample([]int32{}, []float64{}, -1)},
+		{Op: stream.Insert, ID: 3, Sample: stream.SparseSample([]int32{1, 2}, []float64{0, 7}, -1)},
+	}, evs, "explicit zeros are kept; an empty row is an empty sparse vector")
+	_, dense, _ := readAll(t, p, Options{D: 6})
+	for i := range evs {
+		assert.Equal(t, dense[i].Sample.V, evs[i].Sample.Dense(6))
+	}
+	_, _, err := Open(writeTemp(t, "s.csv", "a,y\n1,1\n"), Options{Label: "y", Sparse: true})
+	assert.ErrorIs(t, err, ErrOptions, "Sparse is for LIBSVM")
+}
+
 func TestLIBSVMHeartScale(t *testing.T) {
 	h, evs, r := readAll(t, "testdata/heart_scale_30.svm", Options{Format: LIBSVM})
 	assert.Equal(t, 13, h.D)

@@ -72,6 +72,10 @@ type Options struct {
 	// D is the LIBSVM dimension: indices must be in 1..D. If zero, d is
 	// the largest index in the file (found by a first pass over it).
 	D int `json:"d,omitempty"`
+	// Sparse makes LIBSVM rows sparse payloads (stream.Sample.Idx, the
+	// file's indices minus one): O(nnz) memory per event and O(nnz) loss
+	// data terms instead of O(d).
+	Sparse bool `json:"sparse,omitempty"`
 
 	// Labels is the IDX label file. If empty, it is the image file's name
 	// with "images-idx3" replaced by "labels-idx1" (the MNIST naming).
@@ -152,6 +156,8 @@ func (o Options) validate(f Format) error {
 		return optErr("D", "%d: want a positive dimension (0: the largest index)", o.D)
 	case o.D > 0 && f != LIBSVM:
 		return optErr("D", "applies to LIBSVM files only")
+	case o.Sparse && f != LIBSVM:
+		return optErr("Sparse", "applies to LIBSVM files only")
 	case math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) || o.Scale < 0:
 		return optErr("Scale", "%v: want a positive finite divisor (0: 255)", o.Scale)
 	case o.Scale != 0 && f != IDX:

@@ -229,7 +229,7 @@ func (r *Reader) Next() (stream.Event, error) {
 		}
 		return stream.Event{}, err
 	}
-	e := stream.InsertEvent(rw.id, rw.x, rw.y)
+	e := stream.Event{Op: stream.Insert, ID: rw.id, Sample: stream.Sample{V: rw.x, S: rw.y, Idx: rw.idx}}
 	if err := r.val.Check(e); err != nil {
 		var ee *stream.EventError
 		if errors.As(err, &ee) && errors.Is(err, stream.ErrDuplicateID) {

@@ -131,6 +131,7 @@ func TestRoundTripTrainBitForBit(t *testing.T) {
 		}{
 			{"csv", "data.csv", csvText.String(), Options{Kind: kind, Label: "label", ID: "id"}, 101},
 			{"libsvm", "data.svm", svmText.String(), Options{Kind: kind, D: d}, 1},
+			{"libsvm-sparse", "data.svm", svmText.String(), Options{Kind: kind, D: d, Sparse: true}, 1},
 		} {
 			t.Run(string(kind)+"/"+c.name, func(t *testing.T) {
 				hdr, r, err := Open(writeTemp(t, c.file, c.content), c.opts)

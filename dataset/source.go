@@ -15,6 +15,8 @@ type row struct {
 	// mapping's right-hand side); empty otherwise.
 	key string
 	x   []float64
+	// idx, if not nil, makes x sparse: x[k] is entry idx[k] (0-based).
+	idx []int32
 	y   float64
 	// line is the row's line (CSV, LIBSVM) or 0.
 	line int

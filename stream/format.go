@@ -319,6 +319,7 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 	var e Event
 	var has int
 	vecName, scalarName := payloadNames(kind)
+	idxName := sparseName(kind)
 	err := s.object(func(key string) error {
 		var err error
 		switch key {
@@ -351,7 +352,11 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 			has |= hasScalar
 			e.Sample.S, err = s.float()
 		default:
-			return fieldErrorf(key, "unknown field in a %s stream: %w", kind, ErrFormat)
+			if idxName == "" || key != idxName {
+				return fieldErrorf(key, "unknown field in a %s stream: %w", kind, ErrFormat)
+			}
+			has |= hasIndex
+			e.Sample.Idx, err = s.indices(make([]int32, 0, min(d, (len(s.b)-s.i)/2+1)))
 		}
 		if err != nil {
 			return &FieldError{Field: key, Err: err}
@@ -369,6 +374,8 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 		return Event{}, fieldErrorf(vecName, "a delete has no payload: %w", ErrFormat)
 	case e.Op == Delete && has&hasScalar != 0:
 		return Event{}, fieldErrorf(scalarName, "a delete has no payload: %w", ErrFormat)
+	case e.Op == Delete && has&hasIndex != 0:
+		return Event{}, fieldErrorf(idxName, "a delete has no payload: %w", ErrFormat)
 	case e.Op == Insert && has&hasVec == 0:
 		return Event{}, fieldErrorf(vecName, "missing: %w", ErrFormat)
 	case e.Op == Insert && has&hasScalar == 0:
@@ -524,7 +531,13 @@ func appendEvent(b []byte, h Header, e Event) ([]byte, error) {
 		return nil, fieldErrorf("op", "op %v: %w", e.Op, ErrInvalidValue)
 	}
 	b = strconv.AppendInt(b, e.ID, 10)
-	if len(e.Sample.V) != h.D {
+	idxName := sparseName(h.Kind)
+	switch {
+	case e.Sample.Idx != nil && idxName == "":
+		return nil, fieldErrorf(vecName, "a %s stream has no sparse payloads: %w", h.Kind, ErrFormat)
+	case !e.Sample.FitsDim(h.D) && e.Sample.Idx != nil:
+		return nil, fieldErrorf(idxName, "%d indices for %d values, or an index outside [0, d = %d): %w", len(e.Sample.Idx), len(e.Sample.V), h.D, ErrDimension)
+	case !e.Sample.FitsDim(h.D):
 		return nil, fieldErrorf(vecName, "length %d, want d = %d: %w", len(e.Sample.V), h.D, ErrDimension)
 	}
 	b = append(b, `,"`...)
@@ -533,6 +546,12 @@ func appendEvent(b []byte, h Header, e Event) ([]byte, error) {
 	var err error
 	if b, err = appendFloats(b, e.Sample.V); err != nil {
 		return nil, &FieldError{Field: vecName, Err: err}
+	}
+	if e.Sample.Idx != nil {
+		b = append(b, `,"`...)
+		b = append(b, idxName...)
+		b = append(b, `":`...)
+		b = appendInts(b, e.Sample.Idx)
 	}
 	b = append(b, `,"`...)
 	b = append(b, scalarName...)

@@ -28,6 +28,10 @@ type LossSpec struct {
 	// Matrices makes the header fields "H0" and "H1" (d×d matrices)
 	// required; without it they are errors in a stream of this kind.
 	Matrices bool
+	// Sparse allows sparse payloads: the event field Vector+"_index" (for
+	// example "x_index") lists the 0-based indices of the values in Vector
+	// (Sample.Idx). The loss must then handle Sample.Idx.
+	Sparse bool
 	// New builds the loss of a header of this kind, checking its constants
 	// (return a *FieldError naming the header field at fault). The loss's
 	// Kind and Dim must be the header's. Required.
@@ -49,9 +53,9 @@ var registry = struct {
 }{specs: map[Kind]LossSpec{
 	KindQuadratic: {Vector: "a", Scalar: "alpha", Matrices: true,
 		New: func(h Header) (Loss, error) { return NewQuadratic(h.H0, h.H1) }},
-	KindLogistic: {Vector: "x", Scalar: "y", Lambda: true,
+	KindLogistic: {Vector: "x", Scalar: "y", Lambda: true, Sparse: true,
 		New: func(h Header) (Loss, error) { return NewLogistic(h.D, h.Lambda) }},
-	KindRegression: {Vector: "x", Scalar: "y", Lambda: true,
+	KindRegression: {Vector: "x", Scalar: "y", Lambda: true, Sparse: true,
 		New: func(h Header) (Loss, error) { return NewRegression(h.D, h.Lambda) }},
 }}
 
@@ -75,6 +79,8 @@ func RegisterLoss(kind Kind, spec LossSpec) error {
 			kind, spec.Vector, spec.Scalar, ErrInvalidValue)
 	case spec.Vector == "op" || spec.Vector == "id" || spec.Scalar == "op" || spec.Scalar == "id":
 		return fmt.Errorf("stream: RegisterLoss: kind %q: payload fields may not be named \"op\" or \"id\": %w", kind, ErrInvalidValue)
+	case spec.Sparse && spec.Vector+indexSuffix == spec.Scalar:
+		return fmt.Errorf("stream: RegisterLoss: kind %q: scalar field %q is the sparse index field's name: %w", kind, spec.Scalar, ErrInvalidValue)
 	case spec.New == nil:
 		return fmt.Errorf("stream: RegisterLoss: kind %q: New is nil: %w", kind, ErrInvalidValue)
 	}

@@ -172,7 +172,7 @@ docs/data.md and docs/results-real.md.`,
 }
 
 // dataOnlyFlags are bench's flags that apply to --data runs only.
-var dataOnlyFlags = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines", "no-header", "d", "labels", "scale",
+var dataOnlyFlags = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines", "no-header", "d", "sparse", "labels", "scale",
 	"classes", "events", "t-del", "mq", "taus", "modes", "seeds"}
 
 // dataGrid builds the benchmark grid of bench --data: the file is read in

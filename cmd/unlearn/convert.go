@@ -23,7 +23,7 @@ type dataFlags struct {
 	comma                           string
 	lambda, scale                   float64
 	d, limit, skipLines             int
-	noHeader                        bool
+	noHeader, sparse                bool
 	shuffle                         uint64
 }
 
@@ -39,6 +39,7 @@ func (df *dataFlags) add(f *pflag.FlagSet, withOrder bool) {
 	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
 	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
 	f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
+	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: write sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
 	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
 	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
 	f.StringSliceVar(&df.classes, "classes", nil, "two class labels NEG,POS mapped to -1 and +1; rows of other classes are skipped and counted (required for IDX)")
@@ -53,7 +54,7 @@ func (df *dataFlags) options(fl *pflag.FlagSet) (dataset.Options, error) {
 	o := dataset.Options{
 		Format: dataset.Format(df.format), Kind: stream.Kind(df.kind), Lambda: new(df.lambda),
 		Label: df.label, ID: df.id, Exclude: df.exclude, D: df.d, Labels: df.labels, Scale: df.scale,
-		Classes: df.classes, Limit: df.limit, SkipLines: df.skipLines, NoHeader: df.noHeader,
+		Classes: df.classes, Limit: df.limit, SkipLines: df.skipLines, NoHeader: df.noHeader, Sparse: df.sparse,
 	}
 	if df.comma != "" {
 		r := []rune(df.comma)
@@ -78,7 +79,7 @@ func dataOptionError(err error) error {
 	flag := map[string]string{
 		"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
 		"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
-		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header",
+		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header", "Sparse": "sparse",
 	}[oe.Field]
 	if flag == "" {
 		return err

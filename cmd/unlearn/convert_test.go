@@ -76,3 +76,25 @@ func TestConvertErrors(t *testing.T) {
 		require.ErrorContains(t, err, c.flag, c.name)
 	}
 }
+
+func TestConvertSparseTrainsLikeDense(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "d.svm")
+	require.NoError(t, os.WriteFile(in, []byte("+1 1:0.5 7:-1\n-1 3:2\n+1 2:1 7:0.25\n-1 1:-1 4:3\n+1 5:0.5 6:0.5\n-1 2:-2\n"), 0o644))
+	for _, sparse := range []bool{false, true} {
+		args := []string{"convert", in, "--out", filepath.Join(dir, "s.jsonl")}
+		if sparse {
+			args = append(args, "--sparse")
+		}
+		_, err := runCLI(t, args...)
+		require.NoError(t, err)
+		h, err := stream.ReadFile(filepath.Join(dir, "s.jsonl"))
+		require.NoError(t, err)
+		require.Equal(t, sparse, h.Events[0].Sample.IsSparse())
+		h.Header.Meta = nil // the source options differ
+		require.NoError(t, stream.WriteFile(filepath.Join(dir, "s.jsonl"), h))
+		_, err = runCLI(t, "train", "--stream", filepath.Join(dir, "s.jsonl"), "--tau", "2", "--out", filepath.Join(dir, "state"+map[bool]string{false: "-dense", true: "-sparse"}[sparse]))
+		require.NoError(t, err)
+	}
+	require.Equal(t, string(readFile(t, filepath.Join(dir, "state-dense"))), string(readFile(t, filepath.Join(dir, "state-sparse"))))
+}
