@@ -52,7 +52,9 @@
 // metadata, kept in [Header.Meta]. Event fields: "op" ("insert" or
 // "delete"), "id" (an integer literal in the int64 range) and, for an insert,
 // the payload of its kind: "a" and "alpha" (quadratic) or "x" and "y"
-// (logistic: y = ±1; regression: y real). Fields may come in any order within a line.
+// (logistic: y = ±1; regression: y real). A logistic or regression payload
+// may be sparse: "x" then holds the non-zero values and "x_index" their
+// 0-based, strictly increasing indices (Sample.Idx). Fields may come in any order within a line.
 //
 // Writing then reading is lossless bit for bit (floats use the shortest
 // round-trip form); every reading error is a [LineError] naming the line and
