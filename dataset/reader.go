@@ -37,6 +37,8 @@ type Reader struct {
 	done bool
 }
 
+var _ EventIterator = (*Reader)(nil)
+
 // Mapping pairs a stream id with the string id of the CSV file it stands
 // for (Options.ID).
 type Mapping struct {
