@@ -244,7 +244,7 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 	e.refWNorm = norm2(e.refW)
 	e.hasNext = next != nil
 	if e.hasNext {
-		if len(next.V) != d {
+		if !next.FitsDim(d) {
 			panic(fmt.Sprintf("align: SetReference: next sample of length %d, want %d", len(next.V), d))
 		}
 		e.next = *next

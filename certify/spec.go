@@ -486,17 +486,17 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 // vanish in the rounding of the released coordinates.
 const resolution = 0x1p-30
 
-// HeaderOf returns a stream header describing loss (format, kind, d, and
-// H0, H1 or λ), without metadata. Errors: a loss of neither the spec kind
-// (ErrSpec): such a state cannot be saved as a snapshot, hence not hashed.
+// HeaderOf returns a stream header describing loss (format, kind, d and
+// the loss's own fields), without metadata: stream.HeaderOf, which knows
+// the built-in kinds and every kind registered with stream.RegisterLoss.
+// Errors: a loss that cannot describe itself (ErrSpec): such a state cannot
+// be released.
 func HeaderOf(loss stream.Loss) (stream.Header, error) {
-	switch l := loss.(type) {
-	case *stream.Quadratic:
-		return stream.Header{Format: stream.FormatV1, Kind: stream.KindQuadratic, D: l.Dim(), H0: l.H0(), H1: l.H1()}, nil
-	case *stream.Logistic:
-		return stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: l.Dim(), Lambda: l.Lambda()}, nil
+	h, err := stream.HeaderOf(loss)
+	if err != nil {
+		return stream.Header{}, specErr("Header", fmt.Sprintf("%T", loss), fmt.Errorf("%w: %w", ErrSpec, err))
 	}
-	return stream.Header{}, specErr("Header", fmt.Sprintf("%T", loss), fmt.Errorf("%w: no snapshot header for a loss of kind %q", ErrSpec, loss.Kind()))
+	return h, nil
 }
 
 // statement returns the plain-language statement of what a certificate

@@ -81,6 +81,11 @@ type StreamSpec struct {
 	// s = κ the default learner is unstable and runs are chaotic (the spec
 	// §1.2).
 	FeatureScale float64 `json:"feature_scale,omitempty"`
+	// Data, if set, replaces the generator by a real data set streamed in
+	// the order of Seed (see [DataSource] and [DataGrid]): Kind must be the
+	// data set's (logistic or regression), D its dimension, T at most its
+	// selected rows; Kappa, NoDrift and FeatureScale do not apply.
+	Data *DataSource `json:"data,omitempty"`
 }
 
 func (s StreamSpec) resolve() StreamSpec {
@@ -89,11 +94,16 @@ func (s StreamSpec) resolve() StreamSpec {
 	}
 	setDefault(&s.D, DefaultDim)
 	setDefault(&s.T, Exp2T)
-	setDefault(&s.Kappa, DefaultKappa)
+	if s.Data == nil {
+		setDefault(&s.Kappa, DefaultKappa)
+	}
 	return s
 }
 
 func (s StreamSpec) validate() error {
+	if s.Data != nil {
+		return s.validateData()
+	}
 	switch {
 	case s.Kind != stream.KindQuadratic && s.Kind != stream.KindLogistic:
 		return configErr("Stream.Kind", s.Kind, `must be "quadratic" or "logistic"`)
@@ -121,6 +131,16 @@ func (s StreamSpec) Generate() (*stream.History, error) {
 	s = s.resolve()
 	if err := s.validate(); err != nil {
 		return nil, err
+	}
+	if s.Data != nil {
+		h, err := s.Data.load(s.Seed, s.T)
+		if err != nil {
+			return nil, err
+		}
+		if h.Header.D != s.D || h.Header.Kind != s.Kind {
+			return nil, configErr("Stream.D", s.D, fmt.Sprintf("the data file %s gives a %s stream with d = %d", s.Data.File, h.Header.Kind, h.Header.D))
+		}
+		return h, nil
 	}
 	var (
 		h   *stream.History

@@ -145,6 +145,9 @@ func DecayGrid(a GridAxes) Grid {
 // "quadratic-tau10-recent-kappa10-seed1".
 func (c Config) ID() string {
 	r := c.resolve(0)
+	if d := r.Stream.Data; d != nil {
+		return fmt.Sprintf("data-%s-tau%d-%s-seed%d", d.name(), r.Tau, r.Mode, r.Stream.Seed)
+	}
 	id := fmt.Sprintf("%s-tau%d-%s-kappa%s-seed%d", r.Stream.Kind, r.Tau, r.Mode,
 		strconv.FormatFloat(r.Stream.Kappa, 'g', -1, 64), r.Stream.Seed)
 	if s := r.Stream.FeatureScale; s != 0 && s != 1 {

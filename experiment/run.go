@@ -180,6 +180,7 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 	}
 	recs := make([]*Record, len(idx))
 	start := time.Now()
+	var streams histories // data streams read once per seed
 
 	var (
 		mu   sync.Mutex
@@ -204,7 +205,7 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 			for j := range jobs {
 				i := idx[j]
 				c := g.Configs[i].resolve(0)
-				h, err := c.Stream.Generate()
+				h, err := streams.get(c.Stream)
 				if err != nil {
 					return fmt.Errorf("%w: configuration %d (%s): %w", ErrRun, i, c.ID(), err)
 				}

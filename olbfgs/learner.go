@@ -125,7 +125,7 @@ func (l *Learner) MarkDeleted(ids ...int64) {
 func (l *Learner) Step(e stream.Event) error {
 	switch e.Op {
 	case stream.Insert:
-		if len(e.Sample.V) != l.cfg.Dim {
+		if !e.Sample.FitsDim(l.cfg.Dim) {
 			return fmt.Errorf("%w: event %d (id %d): payload length %d, want %d", ErrEvent, l.t+1, e.ID, len(e.Sample.V), l.cfg.Dim)
 		}
 		if b := l.cfg.SampleBound; b > 0 {

@@ -1,6 +1,7 @@
 // Package stream holds the data side of the toolkit: events (insert and
-// delete, with ids), the two loss kinds (quadratic and ridge logistic) with
-// allocation-free gradients, validated histories, the deletion-edited
+// delete, with ids), the loss kinds (quadratic, ridge logistic and ridge
+// least squares, plus any kind a user registers) with allocation-free
+// gradients, validated histories, the deletion-edited
 // counterfactual of a history, the JSON Lines stream format, the paper's two
 // synthetic generators, and the four deletion modes.
 //
@@ -18,7 +19,16 @@
 // # Losses
 //
 // A [Loss] evaluates ℓ_z(w) and stores ∇ℓ_z(w) in a caller-supplied slice
-// without allocating, so the learner's step is allocation-free.
+// without allocating, so the learner's step is allocation-free. The
+// built-in kinds are [Quadratic], [Logistic] and [Regression] (ridge least
+// squares, ½(xᵀw − y)² + (λ/2)‖w‖², with μ = λ and L = λ + max‖x‖²).
+//
+// Loss kinds live in a registry: [RegisterLoss] adds a user's kind (its
+// payload field names, which header constants it carries, and how a header
+// builds it), after which streams and learner snapshots of that kind are
+// written and read like the built-in ones. A loss that implements
+// [HeaderProvider] describes itself as a header; [HeaderOf] returns it, and
+// [Header.Loss] builds the loss back.
 //
 // # Stream files
 //
@@ -32,13 +42,19 @@
 //	{"format":"olbfgs-stream/v1","kind":"logistic","d":2,"lambda":0.05}
 //	{"op":"insert","id":7,"x":[0.1,-1.2],"y":-1}
 //
-// Header fields: "format" (must be [FormatV1]), "kind" ("quadratic" or
-// "logistic"), "d" (integer ≥ 1), "H0" and "H1" (d×d SPD matrices; quadratic
-// only) or "lambda" (λ ≥ 0; logistic only). Every other header field is
+//	{"format":"olbfgs-stream/v1","kind":"regression","d":2,"lambda":0.01}
+//	{"op":"insert","id":3,"x":[0.5,2],"y":17.25}
+//
+// Header fields: "format" (must be [FormatV1]), "kind" ("quadratic",
+// "logistic", "regression" or a registered kind), "d" (integer ≥ 1), "H0"
+// and "H1" (d×d SPD matrices; quadratic only) or "lambda" (λ ≥ 0; logistic
+// and regression). Every other header field is
 // metadata, kept in [Header.Meta]. Event fields: "op" ("insert" or
 // "delete"), "id" (an integer literal in the int64 range) and, for an insert,
 // the payload of its kind: "a" and "alpha" (quadratic) or "x" and "y"
-// (logistic). Fields may come in any order within a line.
+// (logistic: y = ±1; regression: y real). A logistic or regression payload
+// may be sparse: "x" then holds the non-zero values and "x_index" their
+// 0-based, strictly increasing indices (Sample.Idx). Fields may come in any order within a line.
 //
 // Writing then reading is lossless bit for bit (floats use the shortest
 // round-trip form); every reading error is a [LineError] naming the line and

@@ -32,13 +32,22 @@ func (o Op) String() string {
 //   - quadratic: V is the minimizer a ∈ R^d and S is the curvature mix
 //     α ∈ [0,1];
 //   - logistic: V is the feature vector x ∈ R^d and S is the label
-//     y ∈ {−1,+1}.
+//     y ∈ {−1,+1};
+//   - regression: V is x ∈ R^d and S is the real target y.
+//
+// A payload is sparse when Idx is set (logistic and regression, and
+// registered kinds whose LossSpec has Sparse): V[k] is entry Idx[k] of the
+// d-vector, every other entry is zero; indices are 0-based and strictly
+// increasing. The losses then cost O(nnz) for the data term, and a stream
+// of T events holds O(T·nnz) numbers instead of O(T·d).
 //
 // Samples are treated as immutable once they are part of an event: the
 // learner, histories and checkpoints share them without copying.
 type Sample struct {
 	V []float64
 	S float64
+	// Idx, if not nil, makes the payload sparse (see above).
+	Idx []int32
 }
 
 // Event is one element e_t = (op, id, payload) of a stream (paper,

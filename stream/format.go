@@ -214,7 +214,7 @@ func parseHeader(s *scanner) (Header, error) {
 			var k string
 			k, err = s.str()
 			h.Kind = Kind(k)
-			if err == nil && h.Kind != KindQuadratic && h.Kind != KindLogistic {
+			if _, ok := LookupLoss(h.Kind); err == nil && !ok {
 				err = fmt.Errorf("unknown kind %q: %w", k, ErrInvalidValue)
 			}
 		case "d":
@@ -269,30 +269,29 @@ func parseHeader(s *scanner) (Header, error) {
 	case has&hasD == 0:
 		return Header{}, missing("d")
 	}
-	switch h.Kind {
-	case KindQuadratic:
-		switch {
-		case has&hasH0 == 0:
-			return Header{}, missing("H0")
-		case has&hasH1 == 0:
-			return Header{}, missing("H1")
-		case has&hasLambda != 0:
-			return Header{}, other("lambda")
-		}
+	// The kind's spec says which constant fields it carries (RegisterLoss):
+	// missing fields first, then fields of other kinds.
+	spec, _ := LookupLoss(h.Kind)
+	switch {
+	case spec.Matrices && has&hasH0 == 0:
+		return Header{}, missing("H0")
+	case spec.Matrices && has&hasH1 == 0:
+		return Header{}, missing("H1")
+	case spec.Lambda && has&hasLambda == 0:
+		return Header{}, missing("lambda")
+	case !spec.Lambda && has&hasLambda != 0:
+		return Header{}, other("lambda")
+	case !spec.Matrices && has&hasH0 != 0:
+		return Header{}, other("H0")
+	case !spec.Matrices && has&hasH1 != 0:
+		return Header{}, other("H1")
+	}
+	if spec.Matrices {
 		if err := checkShape("H0", h.H0, h.D); err != nil {
 			return Header{}, err
 		}
 		if err := checkShape("H1", h.H1, h.D); err != nil {
 			return Header{}, err
-		}
-	case KindLogistic:
-		switch {
-		case has&hasLambda == 0:
-			return Header{}, missing("lambda")
-		case has&hasH0 != 0:
-			return Header{}, other("H0")
-		case has&hasH1 != 0:
-			return Header{}, other("H1")
 		}
 	}
 	return h, nil
@@ -317,10 +316,11 @@ const (
 )
 
 // payloadNames returns the names of the vector and scalar payload fields of
-// kind.
+// kind (its registered [LossSpec]; "a" and "alpha" for an unknown kind,
+// which parseHeader and appendHeader reject before any event).
 func payloadNames(kind Kind) (vec, scalar string) {
-	if kind == KindLogistic {
-		return "x", "y"
+	if spec, ok := LookupLoss(kind); ok {
+		return spec.Vector, spec.Scalar
 	}
 	return "a", "alpha"
 }
@@ -332,6 +332,7 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 	var e Event
 	var has int
 	vecName, scalarName := payloadNames(kind)
+	idxName := sparseName(kind)
 	err := s.object(func(key string) error {
 		var err error
 		switch key {
@@ -364,7 +365,11 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 			has |= hasScalar
 			e.Sample.S, err = s.float()
 		default:
-			return fieldErrorf(key, "unknown field in a %s stream: %w", kind, ErrFormat)
+			if idxName == "" || key != idxName {
+				return fieldErrorf(key, "unknown field in a %s stream: %w", kind, ErrFormat)
+			}
+			has |= hasIndex
+			e.Sample.Idx, err = s.indices(make([]int32, 0, min(d, (len(s.b)-s.i)/2+1)))
 		}
 		if err != nil {
 			return &FieldError{Field: key, Err: err}
@@ -382,6 +387,8 @@ func parseEvent(s *scanner, kind Kind, d int) (Event, error) {
 		return Event{}, fieldErrorf(vecName, "a delete has no payload: %w", ErrFormat)
 	case e.Op == Delete && has&hasScalar != 0:
 		return Event{}, fieldErrorf(scalarName, "a delete has no payload: %w", ErrFormat)
+	case e.Op == Delete && has&hasIndex != 0:
+		return Event{}, fieldErrorf(idxName, "a delete has no payload: %w", ErrFormat)
 	case e.Op == Insert && has&hasVec == 0:
 		return Event{}, fieldErrorf(vecName, "missing: %w", ErrFormat)
 	case e.Op == Insert && has&hasScalar == 0:
@@ -452,14 +459,18 @@ func appendHeader(b []byte, h Header) ([]byte, error) {
 	if h.D < 1 {
 		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", h.D, ErrInvalidValue)
 	}
-	b = append(b, `{"format":"`+FormatV1+`","kind":`...)
-	switch h.Kind {
-	case KindQuadratic:
-		if h.Lambda != 0 {
-			return nil, fieldErrorf("lambda", "lambda = %v set for a quadratic stream: %w", h.Lambda, ErrFormat)
+	spec, ok := LookupLoss(h.Kind)
+	if !ok {
+		return nil, fieldErrorf("kind", "unknown kind %q: %w", h.Kind, ErrInvalidValue)
+	}
+	b = append(b, `{"format":"`+FormatV1+`","kind":"`...)
+	b = append(b, h.Kind...) // a registered kind is a plain name (RegisterLoss)
+	b = append(b, `","d":`...)
+	b = strconv.AppendInt(b, int64(h.D), 10)
+	if spec.Matrices {
+		if h.Lambda != 0 && !spec.Lambda {
+			return nil, fieldErrorf("lambda", "lambda = %v set for a %s stream: %w", h.Lambda, h.Kind, ErrFormat)
 		}
-		b = append(b, `"quadratic","d":`...)
-		b = strconv.AppendInt(b, int64(h.D), 10)
 		for _, m := range []struct {
 			name string
 			rows [][]float64
@@ -479,19 +490,17 @@ func appendHeader(b []byte, h Header) ([]byte, error) {
 			}
 			b = append(b, ']')
 		}
-	case KindLogistic:
-		if h.H0 != nil || h.H1 != nil {
-			return nil, fieldErrorf("H0", "H0/H1 set for a logistic stream: %w", ErrFormat)
-		}
-		b = append(b, `"logistic","d":`...)
-		b = strconv.AppendInt(b, int64(h.D), 10)
+	} else if h.H0 != nil || h.H1 != nil {
+		return nil, fieldErrorf("H0", "H0/H1 set for a %s stream: %w", h.Kind, ErrFormat)
+	}
+	if spec.Lambda {
 		b = append(b, `,"lambda":`...)
 		var err error
 		if b, err = appendFloat(b, h.Lambda); err != nil {
 			return nil, &FieldError{Field: "lambda", Err: err}
 		}
-	default:
-		return nil, fieldErrorf("kind", "unknown kind %q: %w", h.Kind, ErrInvalidValue)
+	} else if h.Lambda != 0 {
+		return nil, fieldErrorf("lambda", "lambda = %v set for a %s stream: %w", h.Lambda, h.Kind, ErrFormat)
 	}
 	keys := make([]string, 0, len(h.Meta))
 	for k := range h.Meta {
@@ -535,7 +544,13 @@ func appendEvent(b []byte, h Header, e Event) ([]byte, error) {
 		return nil, fieldErrorf("op", "op %v: %w", e.Op, ErrInvalidValue)
 	}
 	b = strconv.AppendInt(b, e.ID, 10)
-	if len(e.Sample.V) != h.D {
+	idxName := sparseName(h.Kind)
+	switch {
+	case e.Sample.Idx != nil && idxName == "":
+		return nil, fieldErrorf(vecName, "a %s stream has no sparse payloads: %w", h.Kind, ErrFormat)
+	case !e.Sample.FitsDim(h.D) && e.Sample.Idx != nil:
+		return nil, fieldErrorf(idxName, "%d indices for %d values, or an index outside [0, d = %d): %w", len(e.Sample.Idx), len(e.Sample.V), h.D, ErrDimension)
+	case !e.Sample.FitsDim(h.D):
 		return nil, fieldErrorf(vecName, "length %d, want d = %d: %w", len(e.Sample.V), h.D, ErrDimension)
 	}
 	b = append(b, `,"`...)
@@ -544,6 +559,12 @@ func appendEvent(b []byte, h Header, e Event) ([]byte, error) {
 	var err error
 	if b, err = appendFloats(b, e.Sample.V); err != nil {
 		return nil, &FieldError{Field: vecName, Err: err}
+	}
+	if e.Sample.Idx != nil {
+		b = append(b, `,"`...)
+		b = append(b, idxName...)
+		b = append(b, `":`...)
+		b = appendInts(b, e.Sample.Idx)
 	}
 	b = append(b, `,"`...)
 	b = append(b, scalarName...)

@@ -22,8 +22,9 @@ type Header struct {
 	// H0 and H1 are the SPD d×d matrices of a quadratic stream; required for
 	// KindQuadratic, absent otherwise.
 	H0, H1 [][]float64
-	// Lambda is the ridge λ ≥ 0 of a logistic stream; required for
-	// KindLogistic, absent otherwise.
+	// Lambda is the ridge λ ≥ 0 of a logistic or regression stream;
+	// required for KindLogistic, KindRegression and any registered kind
+	// whose [LossSpec] has Lambda, absent otherwise.
 	Lambda float64
 	// Meta holds the header's other fields verbatim (generator name, seed,
 	// κ, drift parameters, …). They are preserved by a read/write round trip
@@ -31,22 +32,30 @@ type Header struct {
 	Meta map[string]json.RawMessage
 }
 
-// Loss validates the header and returns its loss. Errors are *FieldError
-// values naming the offending header field.
+// Loss validates the header and returns its loss, built by the registered
+// spec of its kind ([RegisterLoss]; the built-in kinds are quadratic,
+// logistic and regression). Errors are *FieldError values naming the
+// offending header field.
 func (h Header) Loss() (Loss, error) {
 	if h.D < 1 {
 		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", h.D, ErrInvalidValue)
 	}
-	switch h.Kind {
-	case KindQuadratic:
-		if len(h.H0) != h.D {
-			return nil, fieldErrorf("H0", "%d rows, want d = %d: %w", len(h.H0), h.D, ErrDimension)
-		}
-		return NewQuadratic(h.H0, h.H1)
-	case KindLogistic:
-		return NewLogistic(h.D, h.Lambda)
+	spec, ok := LookupLoss(h.Kind)
+	if !ok {
+		return nil, fieldErrorf("kind", "unknown kind %q: %w", h.Kind, ErrInvalidValue)
 	}
-	return nil, fieldErrorf("kind", "unknown kind %q: %w", h.Kind, ErrInvalidValue)
+	if spec.Matrices && len(h.H0) != h.D {
+		return nil, fieldErrorf("H0", "%d rows, want d = %d: %w", len(h.H0), h.D, ErrDimension)
+	}
+	loss, err := spec.New(h)
+	if err != nil {
+		return nil, err
+	}
+	if loss == nil || loss.Kind() != h.Kind || loss.Dim() != h.D {
+		return nil, fieldErrorf("kind", "the registered loss of kind %q does not match its header (kind %q, d = %d): %w",
+			h.Kind, h.Kind, h.D, ErrInvalidValue)
+	}
+	return loss, nil
 }
 
 // MetaValue decodes the metadata field key into v. It reports false when the

@@ -45,7 +45,7 @@ func (v *Validator) Check(e Event) error {
 		if v.deleted.Has(e.ID) {
 			return fail("id", fmt.Errorf("id %d: %w", e.ID, ErrRepeatedDeletion))
 		}
-		if e.Sample.V != nil || e.Sample.S != 0 {
+		if e.Sample.V != nil || e.Sample.S != 0 || e.Sample.Idx != nil {
 			return fail("", fmt.Errorf("delete carries a payload: %w", ErrInvalidValue))
 		}
 		v.deleted.Add(e.ID)

@@ -122,6 +122,12 @@ func flattenSPD(name string, src [][]float64, d int, dst []float64) error {
 	return nil
 }
 
+// Header returns the stream header of the loss: format, kind "quadratic",
+// d, H0 and H1 (copies), without metadata.
+func (q *Quadratic) Header() Header {
+	return Header{Format: FormatV1, Kind: KindQuadratic, D: q.d, H0: q.H0(), H1: q.H1()}
+}
+
 // Kind returns KindQuadratic.
 func (q *Quadratic) Kind() Kind { return KindQuadratic }
 
@@ -238,8 +244,12 @@ func (q *Quadratic) HessianTo(dst []float64, z Sample) {
 	}
 }
 
-// CheckSample checks len(a) = d, a finite and α ∈ [0,1].
+// CheckSample checks len(a) = d, a finite and α ∈ [0,1]. Sparse payloads
+// are errors: a is a minimizer, not a feature vector.
 func (q *Quadratic) CheckSample(z Sample) (string, error) {
+	if z.Idx != nil {
+		return "a" + indexSuffix, fmt.Errorf("a quadratic stream has no sparse payloads: %w", ErrFormat)
+	}
 	if err := checkVector(z.V, q.d); err != nil {
 		return "a", err
 	}
@@ -269,16 +279,16 @@ type Logistic struct {
 // returns a *FieldError naming "d" or "lambda" for d < 1 or λ that is
 // negative or not finite.
 func NewLogistic(d int, lambda float64) (*Logistic, error) {
-	if d < 1 {
-		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", d, ErrInvalidValue)
-	}
-	if math.IsNaN(lambda) || math.IsInf(lambda, 0) {
-		return nil, fieldErrorf("lambda", "lambda = %v: %w", lambda, ErrNonFinite)
-	}
-	if lambda < 0 {
-		return nil, fieldErrorf("lambda", "lambda = %v must be non-negative: %w", lambda, ErrInvalidValue)
+	if err := checkRidge(d, lambda); err != nil {
+		return nil, err
 	}
 	return &Logistic{d: d, lambda: lambda}, nil
+}
+
+// Header returns the stream header of the loss: format, kind "logistic", d
+// and lambda, without metadata.
+func (l *Logistic) Header() Header {
+	return Header{Format: FormatV1, Kind: KindLogistic, D: l.d, Lambda: l.lambda}
 }
 
 // Kind returns KindLogistic.
@@ -307,13 +317,32 @@ func Softplus(z float64) float64 {
 }
 
 // Grad stores −y·x·σ(−y xᵀw) + λw in dst, with the margin xᵀw accumulated in
-// increasing index order.
+// increasing index order. For a sparse x the margin costs O(nnz) and sums
+// the dense sum's nonzero terms in the same order, and the entries off the
+// support are (c·0) + λw_i, as the dense formula gives them: the result is
+// the dense one's, bit for bit (up to the sign of a zero margin, which σ
+// ignores).
 func (l *Logistic) Grad(dst, w []float64, z Sample) {
 	d := l.d
-	if len(dst) != d || len(w) != d || len(z.V) != d {
+	if len(dst) != d || len(w) != d || !z.FitsDim(d) {
 		panic("stream: Logistic.Grad: dimension mismatch")
 	}
 	x, y := z.V, z.S
+	if z.Idx != nil {
+		var m float64
+		for k, j := range z.Idx {
+			m += x[k] * w[j] // the same expression as the dense margin's
+		}
+		c := -y * Sigmoid(-y*m)
+		zero := c * 0
+		for i, wi := range w {
+			dst[i] = zero + l.lambda*wi
+		}
+		for k, j := range z.Idx {
+			dst[j] = c*x[k] + l.lambda*w[j]
+		}
+		return
+	}
 	var m float64
 	for j, xj := range x {
 		m += xj * w[j]
@@ -327,8 +356,15 @@ func (l *Logistic) Grad(dst, w []float64, z Sample) {
 // Value returns log(1+exp(−y xᵀw)) + (λ/2)‖w‖².
 func (l *Logistic) Value(w []float64, z Sample) float64 {
 	d := l.d
-	if len(w) != d || len(z.V) != d {
+	if len(w) != d || !z.FitsDim(d) {
 		panic("stream: Logistic.Value: dimension mismatch")
+	}
+	if z.Idx != nil {
+		var ww float64
+		for _, wj := range w {
+			ww += wj * wj
+		}
+		return Softplus(-z.S*sparseDot(z.Idx, z.V, w)) + l.lambda/2*ww
 	}
 	var m, ww float64
 	for j, xj := range z.V {
@@ -338,10 +374,11 @@ func (l *Logistic) Value(w []float64, z Sample) float64 {
 	return Softplus(-z.S*m) + l.lambda/2*ww
 }
 
-// CheckSample checks len(x) = d, x finite and y ∈ {−1,+1}.
+// CheckSample checks x (len(x) = d, or a valid sparse vector of dimension
+// d) finite and y ∈ {−1,+1}.
 func (l *Logistic) CheckSample(z Sample) (string, error) {
-	if err := checkVector(z.V, l.d); err != nil {
-		return "x", err
+	if field, err := checkPayload(z, l.d, "x"); err != nil {
+		return field, err
 	}
 	if z.S != 1 && z.S != -1 {
 		if math.IsNaN(z.S) || math.IsInf(z.S, 0) {

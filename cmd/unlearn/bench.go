@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"runtime/pprof"
+	"slices"
 	"syscall"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"unlearn/experiment"
 	"unlearn/report"
+	"unlearn/stream"
 )
 
 func newBenchCmd() *cobra.Command {
@@ -25,6 +27,12 @@ func newBenchCmd() *cobra.Command {
 		quick, series, zero    bool
 		unstable, noReport     bool
 		workers                int
+		data                   string
+		df                     dataFlags
+		events, tdel, mq       int
+		taus                   []int
+		modes                  []string
+		seeds                  []uint
 	)
 	cmd := &cobra.Command{
 		Use:   "bench [--out DIR] [--quick] [--workers N] [--shard K/N]",
@@ -54,11 +62,22 @@ i mod N = K, with K numbered from 0 (0 ≤ K < N), as Kubernetes indexed Jobs
 Give each shard its own --out and join them with "unlearn merge".
 
 Results do not depend on --workers or --shard: records are bit-identical apart
-from their wall-clock timing (drop it with --zero-timing).`,
+from their wall-clock timing (drop it with --zero-timing).
+
+Real data: --data FILE runs the same benchmark on a data set (CSV, LIBSVM or
+IDX, read as by "unlearn convert", with the same flags) instead of the
+synthetic streams, over τ (--taus) × deletion mode (--modes) × seed (--seeds).
+Each seed streams the first --events selected rows of the file in its own
+seeded random order (the convert --shuffle-seed order) and seeds the deletions
+and probes; t_del is --t-del and H the rest of the stream. The file is checked
+in full and hashed first; the records name it with its SHA-256. See
+docs/data.md and docs/results-real.md.`,
 		Example: `  unlearn bench                                  # full grid into ./results
   unlearn bench --quick --out /tmp/quick         # 8 small configurations
   unlearn bench --shard 0/4 --out results-0      # one of 4 shards
-  unlearn merge results-0 results-1 results-2 results-3 --out results`,
+  unlearn merge results-0 results-1 results-2 results-3 --out results
+  unlearn bench --data /usr/share/datasets/fashion-mnist/train-images-idx3-ubyte.gz \
+      --classes 0,6 --events 5000 --out results-fashion`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			sh, err := experiment.ParseShard(shard)
@@ -75,11 +94,28 @@ from their wall-clock timing (drop it with --zero-timing).`,
 				return flagError("unstable-logistic", "not available with --quick")
 			}
 			grid := experiment.DefaultGrid()
+			ref := report.Reference{}
 			switch {
+			case data != "":
+				if quick || unstable {
+					return flagError("data", "not available with --quick or --unstable-logistic")
+				}
+				g, kind, err := dataGrid(cmd, data, &df, events, tdel, mq, taus, modes, seeds)
+				if err != nil {
+					return err
+				}
+				grid, ref.Kind = g, kind
 			case quick:
 				grid = experiment.QuickGrid()
 			case unstable:
 				grid = experiment.UnstableGrid()
+			}
+			if data == "" {
+				for _, name := range dataOnlyFlags {
+					if cmd.Flags().Changed(name) {
+						return flagError(name, "only with --data")
+					}
+				}
 			}
 			if cpuProfile != "" {
 				stop, err := startCPUProfile(cpuProfile)
@@ -95,7 +131,7 @@ from their wall-clock timing (drop it with --zero-timing).`,
 			start := time.Now()
 			res, err := experiment.RunGrid(ctx, grid, experiment.Options{
 				Workers: workers, Shard: sh, KeepSeries: series, ZeroTiming: zero, Progress: bar.update,
-				KeepSeriesOf: report.SeriesConfigs(grid, report.Reference{}),
+				KeepSeriesOf: report.SeriesConfigs(grid, ref),
 			})
 			bar.finish()
 			if err != nil {
@@ -124,7 +160,64 @@ from their wall-clock timing (drop it with --zero-timing).`,
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times, so that outputs are bit-identical across runs")
 	f.BoolVar(&noReport, "no-report", false, "do not write the report (DIR/report) at the end")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
+	f.StringVar(&data, "data", "", "run on this data set (CSV, LIBSVM or IDX) instead of the synthetic streams")
+	df.add(f, false)
+	f.IntVar(&events, "events", experiment.Exp2T, "with --data: events T per stream, the first T rows of each seed's order (at most the rows selected)")
+	f.IntVar(&tdel, "t-del", experiment.Exp2TDel, "with --data: deletion time t_del (H = T − t_del)")
+	f.IntVar(&mq, "mq", experiment.DefaultProbes, "with --data: number of probe vectors m_q")
+	f.IntSliceVar(&taus, "taus", []int{5, 10, 20}, "with --data: memory sizes τ")
+	f.StringSliceVar(&modes, "modes", []string{experiment.ModeRecent, experiment.ModeRandom, experiment.ModeHighGradient}, "with --data: deletion modes")
+	f.UintSliceVar(&seeds, "seeds", []uint{1, 2, 3}, "with --data: seeds (stream order, deletions, probes)")
 	return cmd
+}
+
+// dataOnlyFlags are bench's flags that apply to --data runs only.
+var dataOnlyFlags = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines", "no-header", "d", "sparse", "labels", "scale",
+	"classes", "events", "t-del", "mq", "taus", "modes", "seeds"}
+
+// dataGrid builds the benchmark grid of bench --data: the file is read in
+// full once (checked, counted, hashed), then τ × mode × seed.
+func dataGrid(cmd *cobra.Command, path string, df *dataFlags, events, tdel, mq int,
+	taus []int, modes []string, seeds []uint) (experiment.Grid, stream.Kind, error) {
+	opts, err := df.options(cmd.Flags())
+	if err != nil {
+		return experiment.Grid{}, "", err
+	}
+	switch {
+	case events < 1:
+		return experiment.Grid{}, "", flagError("events", "%d must be positive", events)
+	case tdel < 1 || tdel >= events:
+		return experiment.Grid{}, "", flagError("t-del", "%d must be in [1, --events)", tdel)
+	case mq < 1:
+		return experiment.Grid{}, "", flagError("mq", "%d must be positive", mq)
+	case len(taus) == 0 || slices.ContainsFunc(taus, func(t int) bool { return t < 1 }):
+		return experiment.Grid{}, "", flagError("taus", "%v: want positive memory sizes", taus)
+	case len(seeds) == 0:
+		return experiment.Grid{}, "", flagError("seeds", "want at least one seed")
+	case len(modes) == 0:
+		return experiment.Grid{}, "", flagError("modes", "want at least one deletion mode")
+	}
+	for _, m := range modes {
+		if !slices.Contains(experiment.Modes, m) {
+			return experiment.Grid{}, "", flagError("modes", "%q: want recent, old, random or high-gradient", m)
+		}
+	}
+	src, hdr, err := experiment.DataFile(path, opts)
+	if err != nil {
+		return experiment.Grid{}, "", dataOptionError(err)
+	}
+	if src.Rows <= tdel {
+		return experiment.Grid{}, "", flagError("t-del", "%d leaves no future events: %s selects %d rows", tdel, path, src.Rows)
+	}
+	base := experiment.Experiment2()
+	base.Stream.T, base.TDel, base.Horizon, base.Probes = min(events, src.Rows), tdel, 0, mq
+	axes := experiment.GridAxes{Taus: taus, Modes: modes}
+	for _, s := range seeds {
+		axes.Seeds = append(axes.Seeds, uint64(s))
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "data %s: %d rows selected, %s stream, d = %d; T = %d events per seed\n",
+		path, src.Rows, hdr.Kind, hdr.D, base.Stream.T)
+	return experiment.DataGrid("data", axes, base, src, hdr.D), hdr.Kind, nil
 }
 
 // printTables prints the results' tables as Markdown.

@@ -1,0 +1,104 @@
+package dataset
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+
+	"unlearn/stream"
+)
+
+// labeler turns label cells into the stream's scalar payload y.
+type labeler struct {
+	kind    stream.Kind
+	classes []string
+	// seenZero and seenMinus record which negative label a logistic file
+	// without Classes uses: 0 (0/1 labels) or −1 (±1 labels).
+	seenZero, seenMinus bool
+}
+
+// label returns y for the label cell s, and keep = false for a row of a
+// class that Classes does not select. Errors wrap ErrValue or ErrLabel.
+func (l *labeler) label(s string) (y float64, keep bool, err error) {
+	s = strings.TrimSpace(s)
+	if l.kind == stream.KindRegression {
+		v, err := parseNumber(s)
+		if err != nil {
+			return 0, false, fmt.Errorf("target: %w", err)
+		}
+		return v, true, nil
+	}
+	if len(l.classes) == 2 {
+		switch {
+		case sameLabel(s, l.classes[0]):
+			return -1, true, nil
+		case sameLabel(s, l.classes[1]):
+			return 1, true, nil
+		}
+		if s == "" {
+			return 0, false, fmt.Errorf("empty label: %w", ErrValue)
+		}
+		return 0, false, nil
+	}
+	v, err := parseNumber(s)
+	if err != nil {
+		return 0, false, fmt.Errorf("label: %w", err)
+	}
+	switch v {
+	case 1:
+		return 1, true, nil
+	case 0:
+		if l.seenMinus {
+			return 0, false, fmt.Errorf("label 0 in a file whose earlier labels include -1 (0/1 and ±1 mixed): %w", ErrLabel)
+		}
+		l.seenZero = true
+		return -1, true, nil
+	case -1:
+		if l.seenZero {
+			return 0, false, fmt.Errorf("label -1 in a file whose earlier labels include 0 (0/1 and ±1 mixed): %w", ErrLabel)
+		}
+		l.seenMinus = true
+		return -1, true, nil
+	}
+	return 0, false, fmt.Errorf("label %s: want 0/1 or -1/+1 for a logistic stream (select two classes with Classes, or use a regression stream): %w", s, ErrLabel)
+}
+
+// sameLabel compares two labels as numbers when both parse as numbers,
+// else as strings.
+func sameLabel(a, b string) bool {
+	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
+	x, errA := strconv.ParseFloat(a, 64)
+	y, errB := strconv.ParseFloat(b, 64)
+	if errA == nil && errB == nil {
+		return x == y
+	}
+	return a == b
+}
+
+// parseNumber parses a finite float64 from a cell (surrounding spaces
+// allowed). Errors wrap ErrValue and say why: empty, not a number, not
+// finite, or out of the float64 range.
+func parseNumber(s string) (float64, error) {
+	s = strings.TrimSpace(s)
+	if s == "" {
+		return 0, fmt.Errorf("empty cell: %w", ErrValue)
+	}
+	v, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsNaN(v) || math.IsInf(v, 0) {
+		// s must not escape (the readers pass cells converted from bytes,
+		// which then need no allocation): messages use a copy.
+		return 0, numberError(strings.Clone(s), v, err)
+	}
+	return v, nil
+}
+
+func numberError(s string, v float64, err error) error {
+	if err != nil {
+		if ne, ok := err.(*strconv.NumError); ok && ne.Err == strconv.ErrRange && math.IsInf(v, 0) {
+			return fmt.Errorf("%q overflows float64: %w", s, ErrValue)
+		}
+		return fmt.Errorf("%q is not a number: %w", s, ErrValue)
+	}
+	return fmt.Errorf("%q is not finite: %w", s, ErrValue)
+}

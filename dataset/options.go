@@ -1,0 +1,183 @@
+package dataset
+
+import (
+	"math"
+	"path/filepath"
+	"strings"
+
+	"unlearn/stream"
+)
+
+// Format names an input format.
+type Format string
+
+// The input formats.
+const (
+	// CSV is comma-separated values with a header row (RFC 4180 quoting).
+	CSV Format = "csv"
+	// LIBSVM is the sparse LIBSVM/svmlight text format:
+	// "label [qid:n] index:value …" with 1-based indices.
+	LIBSVM Format = "libsvm"
+	// IDX is the binary format of MNIST and Fashion-MNIST: an unsigned-byte
+	// 3-D image file and an unsigned-byte 1-D label file.
+	IDX Format = "idx"
+)
+
+// DefaultLambda is the ridge λ written to the header when Options.Lambda
+// is nil: the synthetic logistic streams' default (stream.LogisticOptions).
+const DefaultLambda = 0.05
+
+// DefaultIDXScale divides IDX pixel values, mapping 0..255 onto [0, 1].
+const DefaultIDXScale = 255.0
+
+// Options say how to read a data file. The zero value reads a logistic
+// stream with λ = 0.05 in the format the file name suggests; CSV needs
+// Label, IDX needs Classes for a logistic stream.
+type Options struct {
+	// Format is the input format. If empty, it is guessed from the file
+	// name: .csv (or .csv.gz) is CSV; .svm, .libsvm, .svmlight, .txt or a
+	// name ending in "_scale" is LIBSVM; a name containing "idx" is IDX.
+	Format Format `json:"format,omitempty"`
+	// Kind is the loss kind of the stream: stream.KindLogistic (labels
+	// mapped to ±1) or stream.KindRegression (real targets). If empty,
+	// defaults to logistic.
+	Kind stream.Kind `json:"kind,omitempty"`
+	// Lambda is the ridge λ ≥ 0 of the header. If nil, defaults to
+	// DefaultLambda.
+	Lambda *float64 `json:"lambda,omitempty"`
+
+	// Label is the CSV label column: its header name or, if no column has
+	// that name, its 1-based index. Required for CSV.
+	Label string `json:"label,omitempty"`
+	// ID is the CSV id column (name or 1-based index). Integer ids are used
+	// as they are; otherwise every id is a string and is mapped to the
+	// 1-based number of its data row (stable for the file: the same file
+	// always gives the same mapping, whatever the shuffle), listed by
+	// [Reader.Mapping]. If empty, the id of a row is its data row number.
+	ID string `json:"id,omitempty"`
+	// Exclude lists CSV columns (names or 1-based indices) that are not
+	// features. Every column other than the label, the id and these is a
+	// feature, in file order.
+	Exclude []string `json:"exclude,omitempty"`
+	// SkipLines is the number of CSV lines skipped before the header row
+	// (or the first data row with NoHeader), such as the "569,30,…" summary
+	// line of scikit-learn's bundled CSVs. Line numbers in errors count them.
+	SkipLines int `json:"skip_lines,omitempty"`
+	// NoHeader says the CSV file has no header row: columns are named by
+	// their 1-based index ("1", "2", …).
+	NoHeader bool `json:"no_header,omitempty"`
+	// Comma is the CSV field delimiter. If zero, defaults to ','.
+	Comma rune `json:"comma,omitempty"`
+
+	// D is the LIBSVM dimension: indices must be in 1..D. If zero, d is
+	// the largest index in the file (found by a first pass over it).
+	D int `json:"d,omitempty"`
+	// Sparse makes LIBSVM rows sparse payloads (stream.Sample.Idx, the
+	// file's indices minus one): O(nnz) memory per event and O(nnz) loss
+	// data terms instead of O(d).
+	Sparse bool `json:"sparse,omitempty"`
+
+	// Labels is the IDX label file. If empty, it is the image file's name
+	// with "images-idx3" replaced by "labels-idx1" (the MNIST naming).
+	Labels string `json:"labels,omitempty"`
+	// Scale divides IDX pixel values. If zero, defaults to 255 (features
+	// in [0, 1]).
+	Scale float64 `json:"scale,omitempty"`
+
+	// Classes selects two classes and maps them to −1 (Classes[0]) and +1
+	// (Classes[1]) for a logistic stream; rows of other classes are
+	// skipped and counted in Stats.Skipped. Labels compare as numbers when
+	// both parse as numbers (so "1.0" is class "1"), else as strings.
+	// Required for IDX logistic streams; not allowed for regression.
+	// Without it, CSV and LIBSVM labels must be 0/1 or −1/+1 (0 and −1
+	// mixed in one file is an error).
+	Classes []string `json:"classes,omitempty"`
+
+	// Shuffle, if set, streams the rows in a seeded random order (a
+	// Fisher–Yates permutation of the selected rows drawn from
+	// rand.NewPCG(*Shuffle, ShuffleStream)). Ids are those of the
+	// unshuffled file. A shuffled read makes two passes over the file and
+	// holds the emitted rows in memory; an unshuffled one streams.
+	Shuffle *uint64 `json:"shuffle_seed,omitempty"`
+	// Limit, if positive, emits only the first Limit rows of the (shuffled)
+	// order: a seeded sub-sample with Shuffle.
+	Limit int `json:"limit,omitempty"`
+}
+
+// ShuffleStream is the PCG stream word of the shuffle's random source.
+const ShuffleStream = 0x73687566666c65 // "shuffle"
+
+func (o Options) kind() stream.Kind {
+	if o.Kind == "" {
+		return stream.KindLogistic
+	}
+	return o.Kind
+}
+
+func (o Options) lambda() float64 {
+	if o.Lambda == nil {
+		return DefaultLambda
+	}
+	return *o.Lambda
+}
+
+// format returns the resolved format of path.
+func (o Options) format(path string) (Format, error) {
+	if o.Format != "" {
+		switch o.Format {
+		case CSV, LIBSVM, IDX:
+			return o.Format, nil
+		}
+		return "", optErr("Format", "%q: want csv, libsvm or idx", o.Format)
+	}
+	name := strings.ToLower(strings.TrimSuffix(filepath.Base(path), ".gz"))
+	ext := filepath.Ext(name)
+	switch {
+	case ext == ".csv":
+		return CSV, nil
+	case ext == ".svm" || ext == ".libsvm" || ext == ".svmlight" || ext == ".txt" || strings.HasSuffix(name, "_scale"):
+		return LIBSVM, nil
+	case strings.Contains(name, "idx"):
+		return IDX, nil
+	}
+	return "", optErr("Format", "cannot tell the format of %q from its name: give it (csv, libsvm or idx)", path)
+}
+
+// validate checks the options that do not depend on the file.
+func (o Options) validate(f Format) error {
+	switch k := o.kind(); {
+	case k != stream.KindLogistic && k != stream.KindRegression:
+		return optErr("Kind", "%q: want logistic or regression", k)
+	case math.IsNaN(o.lambda()) || math.IsInf(o.lambda(), 0) || o.lambda() < 0:
+		return optErr("Lambda", "%v: want a finite λ ≥ 0", o.lambda())
+	case o.Limit < 0:
+		return optErr("Limit", "%d: want a non-negative count (0: every row)", o.Limit)
+	case o.D < 0:
+		return optErr("D", "%d: want a positive dimension (0: the largest index)", o.D)
+	case o.D > 0 && f != LIBSVM:
+		return optErr("D", "applies to LIBSVM files only")
+	case o.Sparse && f != LIBSVM:
+		return optErr("Sparse", "applies to LIBSVM files only")
+	case math.IsNaN(o.Scale) || math.IsInf(o.Scale, 0) || o.Scale < 0:
+		return optErr("Scale", "%v: want a positive finite divisor (0: 255)", o.Scale)
+	case o.Scale != 0 && f != IDX:
+		return optErr("Scale", "applies to IDX files only")
+	case o.Labels != "" && f != IDX:
+		return optErr("Labels", "applies to IDX files only")
+	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0 || o.SkipLines != 0 || o.NoHeader):
+		return optErr("Label", "Label, ID, Exclude, Comma, SkipLines and NoHeader apply to CSV files only")
+	case o.SkipLines < 0:
+		return optErr("SkipLines", "%d: want a non-negative number of lines", o.SkipLines)
+	case f == CSV && o.Label == "":
+		return optErr("Label", "required for CSV: the label column's name or 1-based index")
+	case len(o.Classes) != 0 && len(o.Classes) != 2:
+		return optErr("Classes", "%d values: want two (negative, positive)", len(o.Classes))
+	case len(o.Classes) == 2 && o.kind() == stream.KindRegression:
+		return optErr("Classes", "a regression stream keeps every row with its real target; classes are for logistic streams")
+	case len(o.Classes) == 2 && sameLabel(o.Classes[0], o.Classes[1]):
+		return optErr("Classes", "%q and %q are the same class", o.Classes[0], o.Classes[1])
+	case f == IDX && o.kind() == stream.KindLogistic && len(o.Classes) == 0:
+		return optErr("Classes", "required for an IDX logistic stream: two class labels such as 0,6")
+	}
+	return nil
+}
