@@ -23,6 +23,7 @@ func TestPragmas(t *testing.T) {
 	// Values as SQLite reports them (https://sqlite.org/pragma.html):
 	// synchronous FULL = 2, temp_store FILE = 1.
 	for _, c := range []struct{ pragma, want string }{
+		{"page_size", "16384"},
 		{"journal_mode", "delete"},
 		{"synchronous", "2"},
 		{"secure_delete", "1"},
