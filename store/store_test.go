@@ -446,3 +446,11 @@ func TestTwoHandles(t *testing.T) {
 	_, err = b.Check()
 	require.NoError(t, err)
 }
+
+func TestOpenNotAStore(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), []byte("not a database, just some text that is long enough to fill a header page......................................................"), 0o600))
+	_, err := Open(dir)
+	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNotStore)
+}
