@@ -47,8 +47,8 @@
 //
 // Every forget is one transaction that deletes (exact) or nulls
 // (approximate) U's payloads, with SQLite's secure_delete on (deleted
-// content is overwritten with zeros), followed by VACUUM (the file is
-// rebuilt without free pages). The rollback journal (journal_mode=DELETE,
+// content and freed pages are overwritten with zeros), followed by VACUUM
+// (the file is rebuilt without free pages) unless ForgetOptions.SkipVacuum. The rollback journal (journal_mode=DELETE,
 // not WAL) holds the old pages only until the forget commits and is then
 // unlinked. Afterwards no file of the store directory holds any byte of a
 // deleted payload (TestErasure searches for them). What is NOT erased: the

@@ -22,6 +22,10 @@ const SchemaVersion = 1
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
 //
+//   - page_size=16384: set when the store is created (and kept by VACUUM).
+//     Against the default 4096, a forget's replay reads the log in a quarter
+//     of the page reads and its VACUUM ran 3–4 times faster at d = 100
+//     (docs/performance.md).
 //   - journal_mode=DELETE: a rollback journal that is unlinked at every
 //     commit. With WAL, the pages a forget deletes would live on as frames of
 //     the -wal file until a checkpoint; with a rollback journal the old pages
@@ -44,6 +48,7 @@ const SchemaVersion = 1
 //   - busy_timeout=10000: a second process waits up to 10 s for the lock
 //     rather than failing at once.
 var Pragmas = []string{
+	"page_size(16384)",
 	"journal_mode(DELETE)",
 	"synchronous(FULL)",
 	"secure_delete(ON)",

@@ -23,6 +23,7 @@ func TestPragmas(t *testing.T) {
 	// Values as SQLite reports them (https://sqlite.org/pragma.html):
 	// synchronous FULL = 2, temp_store FILE = 1.
 	for _, c := range []struct{ pragma, want string }{
+		{"page_size", "16384"},
 		{"journal_mode", "delete"},
 		{"synchronous", "2"},
 		{"secure_delete", "1"},
@@ -444,4 +445,12 @@ func TestTwoHandles(t *testing.T) {
 	requireSameState(t, b, want, "handle b")
 	_, err = b.Check()
 	require.NoError(t, err)
+}
+
+func TestOpenNotAStore(t *testing.T) {
+	dir := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), []byte("not a database, just some text that is long enough to fill a header page......................................................"), 0o600))
+	_, err := Open(dir)
+	require.Error(t, err)
+	require.ErrorIs(t, err, ErrNotStore)
 }

@@ -87,10 +87,12 @@ and skipped; an id never ingested is an error and nothing changes.`,
 				return err
 			}
 			fmt.Fprintf(out, "request %d: forgot %d ids %v\npath: %s — %s\n", rep.Request, len(rep.IDs), rep.IDs, rep.Path, rep.Reason)
-			fmt.Fprintf(out, "replayed %d events from the checkpoint at seq %d, rewrote %d checkpoints; %.4g s, vacuum %.4g s\n",
-				rep.EventsReplayed, rep.FromSeq, rep.CheckpointsRewritten, rep.Wall.Seconds(), rep.Vacuum.Seconds())
-			if rep.Path == store.PathApproximate {
-				fmt.Fprintf(out, "intervention %s, |U| = %d, ages %v\n", rep.Intervention, len(rep.IDs), rep.Ages)
+			if rep.Path == store.PathExact {
+				fmt.Fprintf(out, "replayed %d events from the checkpoint at seq %d, rewrote %d checkpoints; %.4g s (replay %.4g s), vacuum %.4g s\n",
+					rep.EventsReplayed, rep.FromSeq, rep.CheckpointsRewritten, rep.Wall.Seconds(), rep.Replay.Seconds(), rep.Vacuum.Seconds())
+			} else {
+				fmt.Fprintf(out, "intervention %s (replayed %d events), |U| = %d, ages %v; %.4g s, vacuum %.4g s\n",
+					rep.Intervention, rep.EventsReplayed, len(rep.IDs), rep.Ages, rep.Wall.Seconds(), rep.Vacuum.Seconds())
 			}
 			if rep.NeedsNoise {
 				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
