@@ -245,7 +245,9 @@ func verifyCertificate(c *Certificate, rel *Release, ok func(string, ...any)) er
 	if err != nil {
 		var se *SpecError
 		if errors.As(err, &se) {
-			return &VerifyError{Field: "alpha." + strings.ToLower(se.Field), Err: fmt.Errorf("%w: %w", ErrAlpha, err)}
+			// The certificate records the request under alpha.deletion.
+			f := strings.Replace(strings.ToLower(se.Field), "scenario.", "deletion.", 1)
+			return &VerifyError{Field: "alpha." + f, Err: fmt.Errorf("%w: %w", ErrAlpha, err)}
 		}
 		return &VerifyError{Field: "alpha", Err: fmt.Errorf("%w: %w", ErrAlpha, err)}
 	}
@@ -317,8 +319,11 @@ func verifyCertificate(c *Certificate, rel *Release, ok func(string, ...any)) er
 	}
 	switch c.Memory {
 	case Reset:
-		if len(rel.Memory) != 0 || c.Retained != 0 {
+		if len(rel.Memory) != 0 {
 			return verifyErr("memory", ErrCoverage, "reset, but the release holds %d pairs", len(rel.Memory))
+		}
+		if c.Retained != 0 {
+			return verifyErr("retained", ErrInconsistent, "%d retained inserts with a reset memory (only a rebuild replays retained data)", c.Retained)
 		}
 	case Rebuild:
 		if c.Retained < 0 || len(rel.Memory) > min(c.Retained, cfg.Memory) {

@@ -175,3 +175,16 @@ func TestParseCertificateRefusesV1(t *testing.T) {
 	_, err := ParseCertificate([]byte(`{"format":"unlearn-certificate/v1"}`))
 	require.ErrorIs(t, err, ErrFormat)
 }
+
+// Errors name the certificate's own fields.
+func TestVerifyNamesCertificateFields(t *testing.T) {
+	is := issue(t)
+	c := is.reissue(t, func(c *Certificate) { c.Retained = 3 })
+	_, err := Verify(c, is.rel, is.key.Public())
+	wantVerifyError(t, err, "retained", ErrInconsistent)
+	c = is.reissue(t, func(c *Certificate) { c.Sensitivity.Deletion.Ages = []int{-1} })
+	_, err = Verify(c, is.rel, is.key.Public())
+	var ve *VerifyError
+	require.ErrorAs(t, err, &ve)
+	require.True(t, strings.HasPrefix(ve.Field, "alpha.deletion."), "field %q", ve.Field)
+}

@@ -7,6 +7,7 @@ import (
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/certify"
 	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
@@ -16,9 +17,10 @@ func init() { register(newEvaluateCmd) }
 
 func newEvaluateCmd() *cobra.Command {
 	var dir, data, stateFile string
+	var releaseFiles []string
 	cmd := &cobra.Command{
-		Use:   "evaluate (--store DIR | --state FILE) --data FILE",
-		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, or of a snapshot",
+		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] --data FILE",
+		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
 one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
 
@@ -28,7 +30,7 @@ unless an approximate forget left forgotten samples' influence in it. With
 --state it evaluates a snapshot (from 'unlearn train', 'unlearn export' or a
 release). The data's header must have the model's kind and d.`,
 		Example: `  unlearn evaluate --store model --data heldout.jsonl
-  unlearn evaluate --state released.json --data heldout.jsonl`,
+  unlearn evaluate --store model --release release.json --data heldout.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if data == "" {
@@ -39,6 +41,23 @@ release). The data's header must have the model's kind and d.`,
 				l    *olbfgs.Learner
 			}
 			var models []model
+			// A release (unlearn release, unlearn certify) is evaluated beside
+			// whatever else is given: what the noise costs in loss and accuracy.
+			for _, rf := range releaseFiles {
+				b, err := os.ReadFile(rf)
+				if err != nil {
+					return err
+				}
+				r, err := certify.ParseRelease(b)
+				if err != nil {
+					return flagError("release", "%s: %v", rf, err)
+				}
+				l, err := r.Learner()
+				if err != nil {
+					return flagError("release", "%s: %v", rf, err)
+				}
+				models = append(models, model{"release " + rf, l})
+			}
 			switch {
 			case dir != "" && stateFile != "":
 				return flagError("state", "give --store or --state, not both")
@@ -72,8 +91,8 @@ release). The data's header must have the model's kind and d.`,
 				} else {
 					models = append(models, model{"exact counterfactual (= current)", cur})
 				}
-			default:
-				return flagError("store", "give --store or --state")
+			case len(releaseFiles) == 0:
+				return flagError("store", "give --store, --state or --release")
 			}
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
@@ -94,6 +113,7 @@ release). The data's header must have the model's kind and d.`,
 	f := cmd.Flags()
 	f.StringVar(&dir, "store", "", "store directory")
 	f.StringVar(&stateFile, "state", "", "state snapshot to evaluate instead of a store")
+	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
 	f.StringVar(&data, "data", "", "held-out stream file (required)")
 	return cmd
 }

@@ -49,6 +49,13 @@ func TestReleaseFromStore(t *testing.T) {
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
+	// What the noise costs: the release evaluated beside the state and the
+	// exact counterfactual.
+	out, err = runCLI(t, "evaluate", "--store", st, "--release", rel, "--data", in)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "release "+rel)
+	require.Contains(t, out, "exact counterfactual")
+
 	// A second noised release at ε = 1 exceeds the (1.2, 1e-5) budget.
 	before := mustRead(t, rel)
 	ledBefore := mustRead(t, led)
