@@ -156,7 +156,11 @@ func (c *Certificate) Summary() string {
 		fmt.Fprintf(&b, "  [δ = %.4g + β = %.4g]", c.Delta, c.Beta)
 	}
 	b.WriteString("\n")
-	fmt.Fprintf(&b, "  alpha        %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
+	if c.Sensitivity.Source == "assumed" {
+		fmt.Fprintf(&b, "  alpha        %.6g (ASSUMED: %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Method)
+	} else {
+		fmt.Fprintf(&b, "  alpha        %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
+	}
 	if s := c.Sensitivity; s.Binding != "" && s.Binding != "recursion" {
 		fmt.Fprintf(&b, "  bound by     the %s: %s\n", s.Binding, s.Why)
 	}

@@ -52,6 +52,8 @@ type SigmaRow struct {
 	Alpha  float64 `json:"alpha"`
 	Source string  `json:"source"`
 	Sigma  float64 `json:"sigma"`
+	// Why says why the recursion does not give α (empty when it does).
+	Why string `json:"why,omitempty"`
 }
 
 // SigmaTable is the answer to a [PlanSpec].
@@ -113,7 +115,7 @@ func RequiredSigma(p PlanSpec) (*SigmaTable, error) {
 				src = "diameter"
 			}
 			t.Rows = append(t.Rows, SigmaRow{Tau: tau, Schedule: si, Intervention: del.Intervention.Kind, Ages: append([]int{}, del.Ages...),
-				Alpha: sens.Alpha, Source: src, Sigma: sigma})
+				Alpha: sens.Alpha, Source: src, Sigma: sigma, Why: sens.Why})
 			t.MaxSigma = max(t.MaxSigma, sigma)
 		}
 	}
@@ -146,6 +148,15 @@ func (t *SigmaTable) WriteMarkdown(w io.Writer) error {
 	for _, r := range t.Rows {
 		if _, err := fmt.Fprintf(w, "| %d | %d | %s | %s | %.4g | %s | %.4g |\n", r.Tau, r.Schedule, r.Intervention, agesText(r.Ages), r.Alpha, r.Source, r.Sigma); err != nil {
 			return err
+		}
+	}
+	seen := map[string]bool{}
+	for _, r := range t.Rows {
+		if r.Why != "" && !seen[r.Why] {
+			seen[r.Why] = true
+			if _, err := fmt.Fprintf(w, "\nWhy the diameter: %s.\n", r.Why); err != nil {
+				return err
+			}
 		}
 	}
 	_, err := fmt.Fprintf(w, "\nA deployment that may serve any of these requests needs σ = %.4g (the worst case).\n", t.MaxSigma)

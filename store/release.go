@@ -66,6 +66,14 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	h := s.hdr
 	spec.Header = &h
 	if s.exact {
+		var n int
+		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM forgotten`).Scan(&n); err != nil {
+			return nil, fmt.Errorf("store: release: %w", err)
+		}
+		spec.Deletions = n
+		if spec.Intervention == "" {
+			spec.Intervention = "exact forget (replay from a checkpoint)"
+		}
 		rel, cert, err := certify.CertifyReplayed(state,
 			"the model store's state is the replay from θ0 of its log, from which every forgotten insert was removed (every forget served exactly)", spec)
 		if err != nil {
@@ -88,6 +96,12 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	if spec.Memory == certify.Rebuild {
 		if spec.Retained, err = s.lastRetained(ctx, state.Config().Memory); err != nil {
 			return nil, err
+		}
+	}
+	if spec.Intervention == "" {
+		spec.Intervention = "model store"
+		if len(pending) == 1 {
+			spec.Intervention = pending[0].Intervention
 		}
 	}
 	spec.Deletions = 0

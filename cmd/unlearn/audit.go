@@ -108,7 +108,7 @@ func newAuditCmd() *cobra.Command {
 	)
 	def := experiment.Experiment2()
 	cmd := &cobra.Command{
-		Use:   "audit --stream FILE --intervention NAME --alpha A --epsilon E --delta D [--ids IDS | --mode MODE --count N]",
+		Use:   "audit --stream FILE --intervention NAME --epsilon E --delta D [--radius W …] [--alpha A] [--ids IDS | --mode MODE --count N]",
 		Short: "Measure what a release leaks: a lower confidence bound on ε from trials of unlearned vs retrained releases",
 		Long: `audit tests a certified release empirically (docs/audit.md). It trains the
 o-LBFGS learner on the prefix e_1..e_{t_del} of the stream and builds two worlds:

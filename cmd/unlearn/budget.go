@@ -49,7 +49,7 @@ elsewhere and pass it back with --anchor to detect a rollback to an older copy.
 The charges are the certificates' claims: budget does not check a certificate
 against the released state (that is 'unlearn verify'). See docs/trust.md.`,
 		Example: `  unlearn budget --ledger budget.ledger --init --epsilon 2 --delta 1e-5 --key certifier.key
-  unlearn budget --ledger budget.ledger --add cert.public.json --key certifier.key
+  unlearn budget --ledger budget.ledger --add cert.json --key certifier.key
   unlearn budget --ledger budget.ledger --public-key certifier.pub --anchor 3:5f0c…`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {

@@ -27,8 +27,11 @@ one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
 unless an approximate forget left forgotten samples' influence in it. With
---state it evaluates a snapshot (from 'unlearn train', 'unlearn export' or a
-release). The data's header must have the model's kind and d.`,
+--state it evaluates a snapshot (from 'unlearn train' or 'unlearn export').
+--release FILE (repeatable) adds a release (from 'unlearn release' or 'unlearn
+certify'): what its noise costs beside the other models. The data's header must
+have the model's kind and d; hold out the tail of the same stream (a generated
+stream with another seed has another true model).`,
 		Example: `  unlearn evaluate --store model --data heldout.jsonl
   unlearn evaluate --store model --release release.json --data heldout.jsonl`,
 		Args: cobra.NoArgs,

@@ -36,8 +36,9 @@ The last line is the worst case: the σ that covers every planned request.
 Every α is derived from public quantities (docs/theory.md): the recursion of
 Theorem "Bounded counterfactual state deviation" for a guarded learner, plus the
 intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
-		Example: `  unlearn plan --stream q.jsonl --epsilon 1 --delta 1e-5 --radius 5 --sample-bound 3 \
-      --pair-angle 1e-6 --pair-min 1 --pair-max 1 --gamma0 1 --eta 0.5 --tau 5,10 --ages '0;10;100;0,50,500'`,
+		Example: `  unlearn gen --kind quadratic --kappa 1 --events 300 --out iso.jsonl
+  unlearn plan --stream iso.jsonl --epsilon 1 --delta 1e-5 --radius 2 --sample-bound 3 \
+      --pair-angle 0.01 --pair-min 0.99 --pair-max 1.01 --eta 1 --tau 3,10 --ages '0;100;0,50,500'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
