@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -38,8 +40,12 @@ certificate (unlearn-certificate/v2):
 
 With --key the certificate is signed; with --ledger (and --key) the release is
 charged to that ledger first (unlearn budget --init creates one), and refused —
-nothing written — when it would exceed the budget. The noise comes from the
-secure sampler; --insecure-seeded SEED is for experiments only.`,
+nothing written — when it would exceed the budget. The store's own ledger,
+DIR/budget.ledger, is used by default when it exists. The store keeps no copy
+of a release: one made before a forget may carry the forgotten samples'
+influence, and the store keeps nothing of them; the ledger records only the
+charges. The noise comes from the secure sampler; --insecure-seeded SEED is for
+experiments only.`,
 		Example: `  unlearn keygen --out certifier
   unlearn budget --ledger budget.ledger --init --epsilon 4 --delta 1e-5 --key certifier.key
   unlearn release --store model --epsilon 1 --delta 1e-5 --out release.json \
@@ -82,6 +88,16 @@ secure sampler; --insecure-seeded SEED is for experiments only.`,
 				return err
 			}
 			defer s.Close()
+			// The store's own ledger, DIR/budget.ledger, is used when it
+			// exists (create it with unlearn budget --init).
+			if ledgerFile == "" {
+				if p := filepath.Join(dir, storeLedger); fileExists(p) {
+					if keyFile == "" {
+						return flagError("key", "required: the store has a budget ledger (%s), and every release is charged to it, signed with the key", p)
+					}
+					ledgerFile = p
+				}
+			}
 			r, err := s.Release(spec)
 			if err != nil {
 				if se := new(certify.SpecError); asSpec(err, &se) && se.Field == "Config.Radius" {
@@ -150,4 +166,12 @@ func asSpec(err error, se **certify.SpecError) bool {
 		*se = e
 	}
 	return ok
+}
+
+// storeLedger is the name of a model store's own budget ledger.
+const storeLedger = "budget.ledger"
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
 }

@@ -24,20 +24,23 @@ func TestReleaseFromStore(t *testing.T) {
 	key := filepath.Join(dir, "certifier")
 	_, err = runCLI(t, "keygen", "--out", key)
 	require.NoError(t, err)
-	led := filepath.Join(dir, "budget.ledger")
+	led := filepath.Join(st, "budget.ledger") // the store's own ledger: used by default
 	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.2", "--delta", "1e-5", "--key", key+".key")
 	require.NoError(t, err)
 	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
 	release := func() (string, error) {
 		return runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
-			"--key", key+".key", "--ledger", led, "--insecure-seeded", "3")
+			"--key", key+".key", "--insecure-seeded", "3")
 	}
 
 	_, err = runCLI(t, "forget", "--store", st, "--ids", "17,42")
 	require.NoError(t, err)
+	_, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
+	require.ErrorContains(t, err, "--key", "a store with a ledger charges every release")
 	out, err := release()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "path: exact")
+	require.Contains(t, out, "charged entry 1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
