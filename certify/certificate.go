@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"io"
 	"strings"
 
 	"unlearn/bound"
@@ -133,9 +134,13 @@ func (c *Certificate) MarshalIndent() ([]byte, error) {
 	return append(b, '\n'), nil
 }
 
-// ParseCertificate decodes a certificate. Unknown fields, trailing data and
-// a format other than [Format] are errors (*VerifyError wrapping
-// ErrFormat); the content is checked by [Verify].
+// ParseCertificate decodes a certificate. Unknown fields, trailing data, a
+// format other than [Format], a key that appears twice in an object, and a
+// key spelled other than exactly as certify writes it (Go's decoder matches
+// keys case-insensitively) are errors (*VerifyError wrapping ErrFormat): a
+// signature covers the decoded certificate, so a file in which another
+// reader could see different values — a duplicate or differently cased key —
+// is refused rather than verified. The content is checked by [Verify].
 func ParseCertificate(data []byte) (*Certificate, error) {
 	var c Certificate
 	if err := strictjson.Decode(bytes.NewReader(data), &c); err != nil {
@@ -144,7 +149,139 @@ func ParseCertificate(data []byte) (*Certificate, error) {
 	if c.Format != Format {
 		return nil, verifyErr("format", ErrFormat, "%q, want %q", c.Format, Format)
 	}
+	if err := noDuplicateKeys(data); err != nil {
+		return nil, verifyErr("format", ErrFormat, "%v", err)
+	}
+	canon, err := json.Marshal(&c)
+	if err != nil {
+		return nil, verifyErr("format", ErrFormat, "%v", err)
+	}
+	var in, out any
+	if json.Unmarshal(data, &in) != nil || json.Unmarshal(canon, &out) != nil {
+		return nil, verifyErr("format", ErrFormat, "not JSON")
+	}
+	if k, ok := sameKeys(in, out); !ok {
+		return nil, verifyErr("format", ErrFormat, "key %q is not one certify writes (keys are case-sensitive)", k)
+	}
 	return &c, nil
+}
+
+// noDuplicateKeys reports an error if an object of the JSON document has a
+// key twice.
+func noDuplicateKeys(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	type frame struct {
+		obj  bool
+		keys map[string]bool
+		key  bool // the next string token is a key
+	}
+	var stack []*frame
+	for {
+		t, err := dec.Token()
+		if err != nil {
+			if err == io.EOF {
+				return nil
+			}
+			return err
+		}
+		var top *frame
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		switch v := t.(type) {
+		case json.Delim:
+			switch v {
+			case '{':
+				if top != nil && top.obj {
+					top.key = true
+				}
+				stack = append(stack, &frame{obj: true, keys: map[string]bool{}, key: true})
+				continue
+			case '[':
+				if top != nil && top.obj {
+					top.key = true
+				}
+				stack = append(stack, &frame{})
+				continue
+			default:
+				stack = stack[:len(stack)-1]
+				continue
+			}
+		case string:
+			if top != nil && top.obj && top.key {
+				if top.keys[v] {
+					return fmt.Errorf("key %q appears twice in an object", v)
+				}
+				top.keys[v] = true
+				top.key = false
+				continue
+			}
+		}
+		if top != nil && top.obj {
+			top.key = true
+		}
+	}
+}
+
+// sameKeys checks that every key of the decoded input a is spelled as in
+// the canonical encoding b at every level — a key absent from b (a field
+// the writer omits when zero) must hold a zero value — and that no object
+// of a has two keys equal up to case (Go's decoder would merge them). It
+// returns the first offending key.
+func sameKeys(a, b any) (string, bool) {
+	switch x := a.(type) {
+	case map[string]any:
+		y, _ := b.(map[string]any)
+		seen := map[string]string{}
+		for k, v := range x {
+			if prev, ok := seen[strings.ToLower(k)]; ok {
+				return prev + "/" + k, false
+			}
+			seen[strings.ToLower(k)] = k
+			w, ok := y[k]
+			if !ok {
+				if !zeroJSON(v) {
+					return k, false
+				}
+				continue
+			}
+			if kk, ok := sameKeys(v, w); !ok {
+				return kk, false
+			}
+		}
+	case []any:
+		y, _ := b.([]any)
+		for i := range x {
+			var w any
+			if i < len(y) {
+				w = y[i]
+			}
+			if kk, ok := sameKeys(x[i], w); !ok {
+				return kk, false
+			}
+		}
+	}
+	return "", true
+}
+
+// zeroJSON reports whether v is a JSON zero value: null, false, 0, "", an
+// empty array or object.
+func zeroJSON(v any) bool {
+	switch x := v.(type) {
+	case nil:
+		return true
+	case bool:
+		return !x
+	case float64:
+		return x == 0
+	case string:
+		return x == ""
+	case []any:
+		return len(x) == 0
+	case map[string]any:
+		return len(x) == 0
+	}
+	return false
 }
 
 // Summary returns a few lines describing the certificate for a person.

@@ -9,10 +9,12 @@ import (
 
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/internal/established"
 	"unlearn/internal/floatbits"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
 // Certify releases an unlearned state with (ε, δ + β)-certified unlearning
@@ -72,6 +74,11 @@ func certify(state *olbfgs.Learner, r *resolved) (*Release, *Certificate, error)
 		}
 		if floatbits.Equal(w, un) {
 			return nil, nil, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: the noised w equals the un-noised one", ErrResolution))
+		}
+		// σ must dominate the rounding of every released coordinate; the
+		// released w is public, so this check reveals nothing more.
+		if m := floats.Norm(w, math.Inf(1)); rel.Sigma < resolution*m {
+			return nil, nil, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: σ = %g < 2⁻³⁰·max|w_i| = %g of the released w", ErrResolution, rel.Sigma, resolution*m))
 		}
 		sigma, applied = rel.Sigma, rel.SigmaApplied
 		out.SetW(w)
@@ -186,23 +193,24 @@ func AgesOf(prefix []stream.Event, u stream.IDSet) []int {
 	return ages
 }
 
-// CertifyReplayed releases, without noise, a state that the caller — a
-// component of this toolkit, such as the model store — produced itself by
-// replaying a deletion-edited history from θ0: the state is then the
-// counterfactual bit for bit, α = 0, and the whole state is released,
-// memory included. how says how the replay established it, for the
-// certificate. It is not a way for a user to claim exactness: the CLI
-// reaches it only through the model store, whose forgets perform the
-// replay (spec §7, "exactness established by the toolkit").
-func CertifyReplayed(state *olbfgs.Learner, how string, spec Spec) (*Release, *Certificate, error) {
+// CertifyExact releases, without noise, a state that the toolkit itself
+// established to be the counterfactual — spec.Established says how (the
+// model store's replay of its deletion-edited log). The whole state is
+// released, memory included, with α = 0. A caller outside this module
+// cannot construct spec.Established, so it cannot obtain an exact release
+// for a state of its own: exactness is the toolkit's finding, never a
+// caller's word (spec §7). Errors: ErrNotCertifiable without
+// spec.Established, the errors of [Certify].
+func CertifyExact(state *olbfgs.Learner, spec Spec) (*Release, *Certificate, error) {
 	if state == nil {
-		panic("certify: CertifyReplayed: nil state")
-	}
-	if how == "" {
-		return nil, nil, specErr("how", how, fmt.Errorf("%w: say how the replay established exactness", ErrSpec))
+		panic("certify: CertifyExact: nil state")
 	}
 	if spec.Alpha != nil || spec.Deletion != nil || spec.Beta != 0 {
 		return nil, nil, specErr("Alpha", nil, fmt.Errorf("%w: an exact release has α = 0 and β = 0", ErrSpec))
+	}
+	how := spec.Established.How()
+	if how == "" {
+		return nil, nil, specErr("Established", nil, fmt.Errorf("%w: an exact release is established by the toolkit's own replay", ErrNotCertifiable))
 	}
 	spec.Memory, spec.Retained = Reset, nil
 	r, err := spec.resolve(state, how)
@@ -210,4 +218,34 @@ func CertifyReplayed(state *olbfgs.Learner, how string, spec Spec) (*Release, *C
 		return nil, nil, err
 	}
 	return certify(state, r)
+}
+
+// CertifyTrained releases a state trained on a stream whose delete events
+// are the deletion request (the no-op intervention, as 'unlearn certify
+// --stream' does). It first establishes that the state is what the stream
+// describes: it replays the stream's first state.T() events from θ0 with the
+// state's configuration and loss and requires the result to equal the
+// state bit for bit (w, memory, deleted ids, counters); then the deleted
+// inserts' ages come from that same prefix, and α is derived — "proved".
+// spec.Alpha, Deletion and Established must be unset. Errors: a prefix that
+// does not reproduce the state (ErrNotCertifiable), the errors of [Certify].
+func CertifyTrained(state *olbfgs.Learner, prefix []stream.Event, spec Spec) (*Release, *Certificate, error) {
+	if state == nil {
+		panic("certify: CertifyTrained: nil state")
+	}
+	if spec.Alpha != nil || spec.Deletion != nil || spec.Established != nil {
+		return nil, nil, specErr("Deletion", nil, fmt.Errorf("%w: CertifyTrained derives the deletion from the stream", ErrSpec))
+	}
+	if len(prefix) < state.T() {
+		return nil, nil, specErr("Prefix", len(prefix), fmt.Errorf("%w: the stream has %d events, the state has applied %d", ErrNotCertifiable, len(prefix), state.T()))
+	}
+	prefix = prefix[:state.T()]
+	replay, err := olbfgs.Replay(state.Config(), state.Loss(), prefix)
+	if err != nil || !replay.Equal(state) {
+		return nil, nil, specErr("Prefix", nil, fmt.Errorf("%w: replaying the stream's first %d events does not give the state: it was not trained on this stream (with this configuration)", ErrNotCertifiable, state.T()))
+	}
+	u := stream.NewIDSet(state.Deleted()...)
+	spec.Deletion = &Deletion{Ages: AgesOf(prefix, u), Intervention: unlearn.Builtin{Kind: unlearn.KindNoop}}
+	spec.Established = established.New("the stream's first events, replayed, give the state bit for bit; the deletions are its delete events")
+	return Certify(state, spec)
 }

@@ -62,6 +62,8 @@ var (
 	// ErrFormat: a certificate of an unknown format (version), or one that
 	// is not valid JSON of this format.
 	ErrFormat = errors.New("unknown or malformed certificate format")
+	// ErrRelease: a malformed release file.
+	ErrRelease = errors.New("malformed release")
 	// ErrDigest: the certificate's digest does not match its content: a
 	// field was edited after it was issued.
 	ErrDigest = errors.New("certificate digest mismatch")

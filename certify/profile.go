@@ -111,6 +111,9 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		mag = upBy(bp*(1+bp*wp)+h.Lambda*wp, 6)
 		p.Commuting = d == 1
 	case stream.KindQuadratic:
+		if !exactlySymmetric(h.H0) || !exactlySymmetric(h.H1) {
+			return no("the header's H0 or H1 is not exactly symmetric (the gradient uses the full matrix, the spectral bounds its symmetric part): only the diameter bound 2W' applies")
+		}
 		var fro float64
 		mu, l, fro = math.Inf(1), 0, 0
 		for _, m := range [][][]float64{h.H0, h.H1} {
@@ -186,6 +189,18 @@ func commutingReason(c bool, h stream.Header) string {
 	return "not commuting (checked on the header): ρ of the general case, sqrt(hMax/hMin) times the commuting one"
 }
 
+// exactlySymmetric reports whether m equals its transpose bit for bit.
+func exactlySymmetric(m [][]float64) bool {
+	for i := range m {
+		for j := range i {
+			if m[i][j] != m[j][i] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // scalarMatrix reports whether m is exactly c·I.
 func scalarMatrix(m [][]float64) bool {
 	for i, row := range m {
@@ -231,6 +246,16 @@ func spectrum(m [][]float64) (lo, hi, fro float64, err error) {
 // to, from public quantities only. It is what [Certify] computes for a
 // [Spec] with Deletion set, exposed for planning, audits and property
 // tests of the bound.
+//
+// The description is taken as given (a plan, a test): the result is the α
+// of a request that is as described, labelled "proved" under that premise.
 func DerivedAlpha(cfg olbfgs.Config, h stream.Header, del *Deletion) (Sensitivity, error) {
+	if del != nil {
+		d := *del
+		if d.Established == "" {
+			d.Established = "the request as described (planning)"
+		}
+		del = &d
+	}
 	return sensitivity(&Spec{Deletion: del}, cfg, h, "")
 }

@@ -97,11 +97,11 @@ func (r *Release) Marshal() ([]byte, error) {
 // ParseRelease decodes and checks a release: its format, configuration
 // (olbfgs.Config.Validate), loss header, dimensions and pairs
 // (sᵀy > 0, at most τ). Unknown fields and trailing data are errors.
-// Errors are *VerifyError values naming the field (ErrFormat).
+// Errors are *VerifyError values naming the field (ErrRelease).
 func ParseRelease(data []byte) (*Release, error) {
 	var r Release
 	if err := strictjson.Decode(bytes.NewReader(data), &r); err != nil {
-		return nil, verifyErr("release", ErrFormat, "%v", err)
+		return nil, verifyErr("release", ErrRelease, "%v", err)
 	}
 	if _, err := r.Learner(); err != nil {
 		return nil, err
@@ -111,41 +111,48 @@ func ParseRelease(data []byte) (*Release, error) {
 
 // Learner returns the released model as a learner at (w, Z) with no event
 // history, e.g. to evaluate it or to continue training from it. Errors
-// (*VerifyError, ErrFormat): an invalid release.
+// (*VerifyError, ErrRelease): an invalid release.
 func (r *Release) Learner() (*olbfgs.Learner, error) {
 	if r.Format != ReleaseFormat {
-		return nil, verifyErr("release.format", ErrFormat, "%q, want %q", r.Format, ReleaseFormat)
+		return nil, verifyErr("release.format", ErrRelease, "%q, want %q", r.Format, ReleaseFormat)
 	}
 	cfg := r.Config.Olbfgs()
 	if err := cfg.Validate(); err != nil {
-		return nil, verifyErr("release.config", ErrFormat, "%v", err)
+		return nil, verifyErr("release.config", ErrRelease, "%v", err)
 	}
 	loss, err := r.Loss.Loss()
 	if err != nil {
-		return nil, verifyErr("release.loss", ErrFormat, "%v", err)
+		return nil, verifyErr("release.loss", ErrRelease, "%v", err)
 	}
 	if len(r.Loss.Meta) > 0 {
-		return nil, verifyErr("release.loss", ErrFormat, "a release carries no header metadata")
+		return nil, verifyErr("release.loss", ErrRelease, "a release carries no header metadata")
+	}
+	// Sizes are checked before the learner is allocated, so that a small
+	// file cannot make it allocate for a huge d or τ.
+	if len(r.W) != cfg.Dim {
+		return nil, verifyErr("release.w", ErrRelease, "%d values, want d = %d", len(r.W), cfg.Dim)
+	}
+	if len(r.Memory) > cfg.Memory {
+		return nil, verifyErr("release.memory", ErrRelease, "%d pairs exceed τ = %d", len(r.Memory), cfg.Memory)
+	}
+	for i, p := range r.Memory {
+		if len(p.S) != cfg.Dim || len(p.Y) != cfg.Dim {
+			return nil, verifyErr(fmt.Sprintf("release.memory[%d]", i), ErrRelease, "vectors of %d and %d values, want d = %d", len(p.S), len(p.Y), cfg.Dim)
+		}
 	}
 	l, err := olbfgs.New(cfg, loss)
 	if err != nil {
-		return nil, verifyErr("release.config", ErrFormat, "%v", err)
-	}
-	if len(r.W) != cfg.Dim {
-		return nil, verifyErr("release.w", ErrFormat, "%d values, want d = %d", len(r.W), cfg.Dim)
+		return nil, verifyErr("release.config", ErrRelease, "%v", err)
 	}
 	for i, v := range r.W {
 		if v != v || v > 1e308 || v < -1e308 {
-			return nil, verifyErr("release.w", ErrFormat, "w[%d] = %v is not finite", i, v)
+			return nil, verifyErr("release.w", ErrRelease, "w[%d] = %v is not finite", i, v)
 		}
 	}
 	l.SetW(r.W)
-	if len(r.Memory) > cfg.Memory {
-		return nil, verifyErr("release.memory", ErrFormat, "%d pairs exceed τ = %d", len(r.Memory), cfg.Memory)
-	}
 	for i, p := range r.Memory {
 		if err := l.Memory().Push(p.S, p.Y); err != nil {
-			return nil, verifyErr(fmt.Sprintf("release.memory[%d]", i), ErrFormat, "%v", err)
+			return nil, verifyErr(fmt.Sprintf("release.memory[%d]", i), ErrRelease, "%v", err)
 		}
 	}
 	return l, nil

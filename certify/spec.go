@@ -4,10 +4,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"reflect"
 	"slices"
 	"strings"
 
 	"unlearn/bound"
+	"unlearn/internal/established"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -122,6 +124,17 @@ type Deletion struct {
 	Intervention unlearn.Builtin `json:"intervention"`
 	// Replayed is the number of inserts retain fine-tuning re-applied.
 	Replayed int `json:"replayed,omitempty"`
+	// InWindow is, for a window replay whose checkpoint is older than some
+	// deleted insert, the number of deleted inserts inside the window (they
+	// are in neither trajectory after the checkpoint, so they have no age);
+	// the deletion count is len(Ages) + InWindow.
+	InWindow int `json:"in_window,omitempty"`
+	// Established says how the toolkit established this description (it
+	// ran the intervention itself, replayed the history and compared it with
+	// the state, or served the request in the model store). It is set from
+	// Spec.Established, never from the caller's Deletion: empty means the
+	// description is the caller's word, and α is then "assumed".
+	Established string `json:"established,omitempty"`
 }
 
 // Spec specifies a certified release: the privacy target, how α is
@@ -165,8 +178,16 @@ type Spec struct {
 	Retained []stream.Event
 
 	// Header is the loss's stream header. Defaults to [HeaderOf] the
-	// state's loss. Its metadata is never released.
+	// state's loss; if set, its loss fields (kind, d, H0, H1, λ) must equal
+	// those of the state's loss. Its metadata is never released.
 	Header *stream.Header
+	// Established is set by the toolkit's own packages only (package
+	// certify's Wrap and CertifyTrained, the model store): it says how they
+	// established the Deletion, or the exactness of an exact release,
+	// themselves. Code outside this module cannot construct one; without it
+	// a Deletion is the caller's description and α is "assumed", and no
+	// release is exact.
+	Established *established.Description
 	// Intervention names the intervention for the certificate. Defaults to
 	// Deletion.Intervention's kind, or "unspecified".
 	Intervention string
@@ -271,8 +292,10 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 		case unlearn.KindRetainFT:
 			allowance = float64(d.Replayed)
 		case unlearn.KindDropRefill:
-			alpha = p.Radius // w̃ = 0 and ‖w⁻‖ ≤ W'
-			out.Binding, out.Why = "radius", "drop and refill releases w̃ = 0 and ‖w⁻‖ ≤ W'"
+			if d.Horizon == 0 {
+				alpha = p.Radius // w̃ = 0 and ‖w⁻‖ ≤ W'
+				out.Binding, out.Why = "radius", "drop and refill releases w̃ = 0 and ‖w⁻‖ ≤ W'"
+			}
 		default:
 			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
 		}
@@ -285,9 +308,15 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 		if len(d.Ages) > MaxHorizon {
 			return Sensitivity{}, specErr("Deletion.Ages", len(d.Ages), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
 		}
-		if p.Recursion && k.Kind != unlearn.KindDropRefill {
+		dropNow := k.Kind == unlearn.KindDropRefill && d.Horizon == 0
+		if p.Recursion && !dropNow {
 			sc := bound.Scenario{Constants: p.Constants, Contraction: p.Contraction, Memory: bound.MemoryWorstCase,
 				Ages: dc.Ages, Horizon: d.Horizon, RoundOff: p.RoundOff}
+			if k.Kind == unlearn.KindDropRefill {
+				// Drop and refill at t0 left ‖w̃ − w⁻‖ ≤ W' (w̃ = 0); the
+				// shared steps since then contract it, with the memory term.
+				sc.Start, sc.Delta0, sc.Delta0Provenance = bound.StartGiven, p.Radius, bound.Proved
+			}
 			res, err := sc.Bound()
 			if err != nil {
 				return Sensitivity{}, specErr(boundField(err), nil, err)
@@ -304,9 +333,14 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 					r, p.Contraction.Rho, p.Constants.MemoryTerm()/(1-p.Contraction.Rho), p.Diameter)
 			}
 			out.Terms = append(out.Terms, res.Terms...)
-		} else if k.Kind != unlearn.KindDropRefill {
+		} else if !dropNow {
 			out.Why = p.Why
 			out.Terms = append(out.Terms, bound.Term{Name: "no recursion", Value: 0, Provenance: bound.Proved, Paper: p.Why})
+		}
+		if dc.Established == "" {
+			out.Provenance = bound.Assumed
+			out.Terms = append(out.Terms, bound.Term{Name: "the request's description (ages, intervention, steps since)", Value: 0, Provenance: bound.Assumed,
+				Paper: "supplied by the caller, not established by the toolkit: α holds only if the state is what it describes"})
 		}
 	}
 	out.Alpha = upBy(alpha+proj, 2)
@@ -415,6 +449,29 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the header (kind %q, d = %d) does not describe the state's loss", ErrSpec, r.header.Kind, r.header.D))
 	}
+	if own, err := HeaderOf(state.Loss()); err != nil || !sameLoss(own, r.header) {
+		return nil, specErr("Header", nil, fmt.Errorf("%w: the header's loss constants (H0, H1, λ) are not the state's loss's", ErrSpec))
+	}
+	if s.Deletion != nil {
+		// The description is established only by the toolkit (Spec.
+		// Established); a caller's own field is ignored.
+		d := *s.Deletion
+		d.Ages = slices.Clone(d.Ages)
+		d.Established = s.Established.How()
+		r.Deletion = &d
+		if !builtinLoss(state.Loss()) {
+			return nil, specErr("Deletion", nil, fmt.Errorf("%w: the recursion's constants are derived only for the toolkit's own losses (%T is not one): leave Deletion unset for the diameter bound", ErrNotCertifiable, state.Loss()))
+		}
+		if r.Deletions == 0 {
+			r.Deletions = len(d.Ages) + d.InWindow
+		}
+		if d.InWindow < 0 || r.Deletions != len(d.Ages)+d.InWindow {
+			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the deletion describes %d deleted inserts (%d ages, %d in a window)", ErrSpec, len(d.Ages)+d.InWindow, len(d.Ages), d.InWindow))
+		}
+	}
+	if exact != "" && s.Established.How() == "" {
+		return nil, specErr("Established", nil, fmt.Errorf("%w: an exact release is established by the toolkit's own replay", ErrNotCertifiable))
+	}
 	if s.Beta > 0 && s.Alpha == nil {
 		return nil, specErr("Beta", s.Beta, fmt.Errorf("%w: a derived bound holds with β = 0; β is for an assumed α only", ErrBeta))
 	}
@@ -459,15 +516,8 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	case r.Memory != Rebuild && r.Retained != nil:
 		return nil, specErr("Retained", nil, fmt.Errorf("%w: retained data is used by the Rebuild policy only", ErrSpec))
 	}
-	if s.Deletion != nil {
-		if r.Deletions == 0 {
-			r.Deletions = len(s.Deletion.Ages)
-		} else if r.Deletions < len(s.Deletion.Ages) {
-			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the deletion has %d ages", ErrSpec, len(s.Deletion.Ages)))
-		}
-		if r.Intervention == "" {
-			r.Intervention = s.Deletion.Intervention.Kind
-		}
+	if s.Deletion != nil && r.Intervention == "" {
+		r.Intervention = s.Deletion.Intervention.Kind
 	}
 	if r.Deletions < 0 {
 		return nil, specErr("Deletions", r.Deletions, ErrSpec)
@@ -480,6 +530,24 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	r.Retained = slices.Clone(r.Retained)
 	return r, nil
+}
+
+// sameLoss reports whether two headers describe the same loss (kind, d
+// and the loss's constants; metadata and format tag ignored).
+func sameLoss(a, b stream.Header) bool {
+	a.Meta, b.Meta, a.Format, b.Format = nil, nil, "", ""
+	return reflect.DeepEqual(a, b)
+}
+
+// builtinLoss reports whether l is one of the toolkit's own losses, whose
+// constants DeriveProfile knows; a user's type that embeds one and changes
+// its gradient is not.
+func builtinLoss(l stream.Loss) bool {
+	switch l.(type) {
+	case *stream.Logistic, *stream.Quadratic:
+		return true
+	}
+	return false
 }
 
 // resolution is the smallest σ/W' accepted: below it the noise could
@@ -521,7 +589,12 @@ func statement(c *Certificate) (string, []string) {
 	}
 	switch c.Sensitivity.Source {
 	case "derived":
-		b.WriteString("α is proved by the toolkit from the learner's enforced configuration (radius, sample bound, pair guard), the loss header and the public description of the request (docs/theory.md). ")
+		if c.Provenance == bound.Assumed {
+			b.WriteString("α is derived by the toolkit from the learner's enforced configuration, the loss header and a description of the request (ages, intervention) that was SUPPLIED BY THE CALLER and is ASSUMED: the guarantee holds only if the released state is what that description says. ")
+			warnings = append(warnings, "the request's description was supplied by the caller: α is assumed, not proved")
+		} else {
+			fmt.Fprintf(&b, "α is proved by the toolkit from the learner's enforced configuration (radius, sample bound, pair guard), the loss header and the public description of the request, which the toolkit established (%s; docs/theory.md). ", c.Sensitivity.Deletion.Established)
+		}
 		if c.Sensitivity.Binding != "recursion" && c.Sensitivity.Why != "" {
 			fmt.Fprintf(&b, "It is the %s bound: %s. ", c.Sensitivity.Binding, c.Sensitivity.Why)
 		}

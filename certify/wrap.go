@@ -4,6 +4,9 @@ import (
 	"fmt"
 	"sync"
 
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/internal/established"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -99,12 +102,18 @@ func (c *Certified) ApplyCertified(req unlearn.Request) (*Release, *Certificate,
 		s.Intervention = c.op.Name()
 	}
 	exact := ""
-	if b, ok := unlearn.BuiltinOf(c.op); ok {
+	if b, ok := unlearn.BuiltinOf(c.op); ok && builtinLoss(out.Loss()) {
 		del, why := deletionOf(b, req)
-		if why != "" {
+		switch {
+		case why != "":
 			exact = why
-		} else {
+			s.Established = established.New(why)
+		case b.Kind == unlearn.KindParamOnly && !payloadsBounded(out, req):
+			// The allowance η·hMax·G per deleted sample needs each deleted
+			// payload within the learner's checks; otherwise: the diameter.
+		default:
 			s.Deletion = del
+			s.Established = established.New("certify.Wrap ran the intervention on the request's learner and prefix")
 		}
 	}
 	if exact != "" {
@@ -141,18 +150,41 @@ func deletionOf(b unlearn.Builtin, req unlearn.Request) (*Deletion, string) {
 		}
 		// The checkpoint carries the older deletions: both trajectories then
 		// take the window's retained inserts.
-		horizon := 0
+		horizon, inWindow := 0, 0
 		for _, e := range req.Prefix[from:] {
-			if e.Op == stream.Insert && !req.U.Has(e.ID) {
+			switch {
+			case e.Op == stream.Insert && !req.U.Has(e.ID):
 				horizon++
+			case e.Op == stream.Insert:
+				inWindow++
 			}
 		}
-		return &Deletion{Ages: AgesOf(req.Prefix[:from], req.U), Horizon: horizon, Intervention: b}, ""
+		return &Deletion{Ages: AgesOf(req.Prefix[:from], req.U), Horizon: horizon, Intervention: b, InWindow: inWindow}, ""
 	case unlearn.KindRetainFT:
 		n := len(lastRetained(req.Prefix, req.U, req.Actual.Config().Memory))
 		return &Deletion{Ages: ages, Intervention: b, Replayed: n}, ""
 	}
 	return &Deletion{Ages: ages, Intervention: b}, ""
+}
+
+// payloadsBounded reports whether every deleted insert of the request
+// passes the learner's own checks (the loss's sample check and the sample
+// bound), as parameter-only's allowance requires of the gradients it
+// evaluates at them.
+func payloadsBounded(l *olbfgs.Learner, req unlearn.Request) bool {
+	b := l.Config().SampleBound
+	for _, e := range req.Prefix {
+		if e.Op != stream.Insert || !req.U.Has(e.ID) {
+			continue
+		}
+		if _, err := l.Loss().CheckSample(e.Sample); err != nil {
+			return false
+		}
+		if b > 0 && !(floats.Norm(e.Sample.V, 2) <= b) {
+			return false
+		}
+	}
+	return true
 }
 
 // firstDeleted returns the index in prefix of the first insert of an id in

@@ -423,6 +423,11 @@ func (l *Ledger) Append(r Release) (Entry, error) {
 	if l.key == nil {
 		return errAt("", ErrReadOnly)
 	}
+	unlock, err := lockFile(l.path)
+	if err != nil {
+		return errAt("", err)
+	}
+	defer unlock()
 	if cur, err := os.ReadFile(l.path); err != nil {
 		return errAt("", err)
 	} else if !bytes.Equal(cur, l.data) {

@@ -82,6 +82,11 @@ type Config struct {
 	PairMin, PairMax float64
 }
 
+// Certifiable reports whether any certifiable option is set (Radius,
+// SampleBound or the pair guard): the learner then also checks every
+// payload with the loss's CheckSample before applying it.
+func (c Config) Certifiable() bool { return c.Radius > 0 || c.SampleBound > 0 || c.PairAngle > 0 }
+
 // Guarded reports whether the pair guard is on (PairAngle > 0).
 func (c Config) Guarded() bool { return c.PairAngle > 0 }
 

@@ -128,6 +128,14 @@ func (l *Learner) Step(e stream.Event) error {
 		if !e.Sample.FitsDim(l.cfg.Dim) {
 			return fmt.Errorf("%w: event %d (id %d): payload length %d, want %d", ErrEvent, l.t+1, e.ID, len(e.Sample.V), l.cfg.Dim)
 		}
+		if l.cfg.Certifiable() {
+			// A certifiable learner enforces what its certificates rest on:
+			// every payload is one the loss accepts (a label in {−1, +1}, a
+			// curvature weight in [0, 1], finite values), not only bounded.
+			if field, err := l.loss.CheckSample(e.Sample); err != nil {
+				return fmt.Errorf("%w: event %d (id %d): %s: %w", ErrEvent, l.t+1, e.ID, field, err)
+			}
+		}
 		if b := l.cfg.SampleBound; b > 0 {
 			if n := floats.Norm(e.Sample.V, 2); !(n <= b) {
 				return fmt.Errorf("%w: event %d (id %d): ‖payload‖ = %v > SampleBound = %v", ErrSampleBound, l.t+1, e.ID, n, b)

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"unlearn/certify"
+	"unlearn/internal/established"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -50,8 +51,8 @@ type Released struct {
 // certify errors (ErrNotCertifiable when the learner has no radius and a
 // noised release is needed), ErrClosed.
 func (s *Store) Release(spec certify.Spec) (*Released, error) {
-	if spec.Alpha != nil || spec.Deletion != nil || spec.Retained != nil || spec.Header != nil {
-		return nil, errors.New("store: Release: leave Alpha, Deletion, Retained and Header unset: the store derives them")
+	if spec.Alpha != nil || spec.Deletion != nil || spec.Retained != nil || spec.Header != nil || spec.Established != nil {
+		return nil, errors.New("store: Release: leave Alpha, Deletion, Retained, Header and Established unset: the store derives them")
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -74,8 +75,8 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		if spec.Intervention == "" {
 			spec.Intervention = "exact forget (replay from a checkpoint)"
 		}
-		rel, cert, err := certify.CertifyReplayed(state,
-			"the model store's state is the replay from θ0 of its log, from which every forgotten insert was removed (every forget served exactly)", spec)
+		spec.Established = established.New("the model store's state is the replay from θ0 of its log, from which every forgotten insert was removed (every forget served exactly)")
+		rel, cert, err := certify.CertifyExact(state, spec)
 		if err != nil {
 			return nil, err
 		}
@@ -91,6 +92,7 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 			return nil, err
 		} else if ok {
 			spec.Deletion, out.Path = del, "derived"
+			spec.Established = established.New("the model store served the request with the intervention and counted the steps since")
 		}
 	}
 	if spec.Memory == certify.Rebuild {
@@ -105,11 +107,10 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		}
 	}
 	spec.Deletions = 0
-	for _, p := range pending {
-		spec.Deletions += p.USize
-	}
-	if spec.Deletion != nil && spec.Deletions < len(spec.Deletion.Ages) {
-		spec.Deletions = len(spec.Deletion.Ages)
+	if spec.Deletion == nil {
+		for _, p := range pending {
+			spec.Deletions += p.USize
+		}
 	}
 	out.Release, out.Certificate, err = certify.Certify(state, spec)
 	if err != nil {

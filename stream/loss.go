@@ -359,17 +359,20 @@ func (l *Logistic) Value(w []float64, z Sample) float64 {
 	if len(w) != d || !z.FitsDim(d) {
 		panic("stream: Logistic.Value: dimension mismatch")
 	}
+	// Products are rounded before the add (float64(·) forbids fusing them
+	// into an FMA), so the sparse and dense paths give the same bits on
+	// every build, GOAMD64=v3 included.
 	if z.Idx != nil {
 		var ww float64
 		for _, wj := range w {
-			ww += wj * wj
+			ww += float64(wj * wj)
 		}
 		return Softplus(-z.S*sparseDot(z.Idx, z.V, w)) + l.lambda/2*ww
 	}
 	var m, ww float64
 	for j, xj := range z.V {
-		m += xj * w[j]
-		ww += w[j] * w[j]
+		m += float64(xj * w[j])
+		ww += float64(w[j] * w[j])
 	}
 	return Softplus(-z.S*m) + l.lambda/2*ww
 }

@@ -116,15 +116,15 @@ func (r *Regression) Value(w []float64, z Sample) float64 {
 	if z.Idx != nil {
 		var ww float64
 		for _, wj := range w {
-			ww += wj * wj
+			ww += float64(wj * wj)
 		}
 		res := sparseDot(z.Idx, z.V, w) - z.S
 		return res*res/2 + r.lambda/2*ww
 	}
 	var m, ww float64
 	for j, xj := range z.V {
-		m += xj * w[j]
-		ww += w[j] * w[j]
+		m += float64(xj * w[j])
+		ww += float64(w[j] * w[j])
 	}
 	res := m - z.S
 	return res*res/2 + r.lambda/2*ww

@@ -44,14 +44,14 @@ The sensitivity α bounds ‖w̃ − w⁻‖₂, the distance of the released pa
 from those of the deletion-edited counterfactual. The toolkit computes it from
 public quantities only — never from the data:
 
-  --stream FILE   the stream the state was trained on: the ages of the state's
-                  deleted ids are read from it, and α is DERIVED from the
-                  learner's enforced configuration (train --radius,
-                  --sample-bound, --pair-angle/--pair-min/--pair-max) and the
-                  intervention's a-priori allowance (--intervention: noop, the
-                  default, param-only, pair-drop, memory-reset, retain-ft,
-                  drop-refill; exact replays are certified by the model store,
-                  which performs them);
+  --stream FILE   the stream the state was trained on: certify replays its
+                  first events and requires the state bit for bit (so the
+                  state is what the stream describes), reads the ages of the
+                  deleted ids from it, and DERIVES α from the learner's
+                  enforced configuration (train --radius, --sample-bound,
+                  --pair-angle/--pair-min/--pair-max). Other interventions and
+                  exact replays are certified where the toolkit runs them: the
+                  model store (forget, then release) and certify.Wrap;
   (neither)       α is the diameter 2W' of the learner's ball (train --radius):
                   proved whatever produced the state;
   --alpha A       an α you supply. The toolkit cannot check it: the certificate
@@ -92,8 +92,8 @@ reproducible sampler instead, for experiments only: the certificate then says
 			if err != nil {
 				return err
 			}
-			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Beta: beta, Header: &header, Toolkit: "unlearn " + version,
-				Deletions: len(state.Deleted())}
+			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Beta: beta, Header: &header, Toolkit: "unlearn " + version}
+			var prefix []stream.Event
 			if spec.Calibration, err = noise.ParseCalibration(calibration); err != nil {
 				return flagError("calibration", "%q: want analytic or classic", calibration)
 			}
@@ -111,23 +111,14 @@ reproducible sampler instead, for experiments only: the certificate then says
 			case changed("alpha-method"):
 				return flagError("alpha-method", "only with --alpha")
 			case streamFile != "":
-				b, ok := builtinByName(intervention)
-				if !ok {
-					return flagError("intervention", "%q: want noop, param-only, pair-drop, memory-reset, retain-ft or drop-refill (exact replays are performed and certified by the model store)", intervention)
+				if intervention != "noop" {
+					return flagError("intervention", "%q: certify releases a state trained on --stream (noop); other interventions are certified where the toolkit runs them — the model store (forget, then release) or certify.Wrap", intervention)
 				}
-				ages, err := agesFromStream(streamFile, state)
+				h, err := stream.ReadFile(streamFile)
 				if err != nil {
 					return err
 				}
-				spec.Deletion = &certify.Deletion{Ages: ages, Intervention: b}
-				if b.Kind == unlearn.KindRetainFT {
-					r, err := retainedEvents(streamFile, state, state.Config().Memory)
-					if err != nil {
-						return err
-					}
-					spec.Deletion.Replayed = len(r)
-				}
-				spec.Intervention = intervention
+				prefix = h.Events
 			case changed("intervention"):
 				return flagError("intervention", "needs --stream (the ages of the deletions come from it)")
 			}
@@ -159,8 +150,21 @@ reproducible sampler instead, for experiments only: the certificate then says
 					return flagError("key", "%v", err)
 				}
 			}
-			rel, cert, err := certify.Certify(state, spec)
+			var rel *certify.Release
+			var cert *certify.Certificate
+			if prefix != nil {
+				// The state must be the replay of the stream's first events:
+				// then the ages and the no-op intervention are established.
+				rel, cert, err = certify.CertifyTrained(state, prefix, spec)
+			} else {
+				spec.Deletions = len(state.Deleted())
+				rel, cert, err = certify.Certify(state, spec)
+			}
 			if err != nil {
+				var se *certify.SpecError
+				if errors.As(err, &se) && se.Field == "Prefix" {
+					return flagError("stream", "%v", se.Err)
+				}
 				return certifyFlagError(err)
 			}
 			if key != nil {
@@ -186,6 +190,7 @@ reproducible sampler instead, for experiments only: the certificate then says
 			}
 			fmt.Fprint(cmd.OutOrStdout(), cert.Summary())
 			printUtility(cmd.ErrOrStderr(), cert, rel)
+			fmt.Fprintln(cmd.ErrOrStderr(), "note: every release spends privacy, and releases of one model compose (averaging them removes the noise): charge each to a budget ledger (unlearn budget --add)")
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s and %s\n", outFile, certFile)
 			return nil
 		},
@@ -204,7 +209,7 @@ reproducible sampler instead, for experiments only: the certificate then says
 	f.StringVar(&retainedFile, "retained", "", "stream file of retained data for --memory rebuild")
 	f.IntVar(&retainedLast, "retained-last", 0, "replay the last N retained inserts of --retained (default: the state's τ)")
 	f.StringVar(&streamFile, "stream", "", "the stream the state was trained on: α is derived from the deletions' ages in it")
-	f.StringVar(&intervention, "intervention", "noop", "intervention that produced the state (with --stream)")
+	f.StringVar(&intervention, "intervention", "noop", "with --stream: noop (a trained state); other interventions are certified by the model store")
 	f.StringVar(&keyFile, "key", "", "sign the certificate with this Ed25519 key (unlearn keygen)")
 	f.Uint64Var(&seed, "insecure-seeded", 0, "use the SEEDED sampler with this seed: reproducible, for experiments only, NOT for deployment")
 	return cmd
@@ -263,25 +268,6 @@ func readSnapshot(path string) (*olbfgs.Learner, stream.Header, error) {
 		return nil, stream.Header{}, fmt.Errorf("%s: %w", path, err)
 	}
 	return l, h, nil
-}
-
-// agesFromStream returns the ages of the state's deleted ids in the first
-// state.T() events of the stream file.
-func agesFromStream(path string, state *olbfgs.Learner) ([]int, error) {
-	h, err := stream.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(h.Events) < state.T() {
-		return nil, flagError("stream", "%s has %d events, the state has applied %d", path, len(h.Events), state.T())
-	}
-	u := stream.NewIDSet(state.Deleted()...)
-	prefix := h.Events[:state.T()]
-	ages := certify.AgesOf(prefix, u)
-	if len(ages) != len(u) {
-		return nil, flagError("stream", "%s does not insert every deleted id of the state in its first %d events", path, state.T())
-	}
-	return ages, nil
 }
 
 // retainedEvents returns the last n inserts of the stream file whose ids

@@ -96,8 +96,8 @@ func TestCertifySources(t *testing.T) {
 		say        string // in the certify output
 	}{
 		{"derived", []string{"--stream", streamFile}, "derived", bound.Proved, derived.Alpha, certify.Reset, "(derived, proved)"},
-		{"derived-param-only-rebuild", []string{"--stream", streamFile, "--intervention", "param-only", "--memory", "rebuild", "--retained", streamFile},
-			"derived", bound.Proved, paramOnly.Alpha, certify.Rebuild, "intervention param-only"},
+		{"derived-rebuild", []string{"--stream", streamFile, "--memory", "rebuild", "--retained", streamFile},
+			"derived", bound.Proved, derived.Alpha, certify.Rebuild, "(derived, proved)"},
 		{"diameter", nil, "diameter", bound.Proved, 2 * cfg.RadiusBound(), certify.Reset, "(diameter, proved)"},
 		{"assumed", []string{"--alpha", "0.25", "--alpha-method", "my audit", "--beta", "0.001"}, "assumed", bound.Assumed, 0.25, certify.Reset,
 			"WARNING      α is assumed, not proved"},

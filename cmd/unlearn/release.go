@@ -19,6 +19,7 @@ func newReleaseCmd() *cobra.Command {
 	var (
 		dir, out, certFile, keyFile, ledgerFile, memory, calibration string
 		epsilon, delta                                               float64
+		noLedger                                                     bool
 		seed                                                         uint64
 	)
 	cmd := &cobra.Command{
@@ -110,6 +111,17 @@ experiments only.`,
 					return err
 				}
 			}
+			switch {
+			case r.Certificate.Exact:
+				// α = 0 costs nothing: not charged, and re-releasing the
+				// same exact state is harmless (it is the same file).
+				if ledgerFile != "" {
+					fmt.Fprintln(cmd.ErrOrStderr(), "exact release (α = 0): costs nothing, not charged to the ledger")
+				}
+				ledgerFile = ""
+			case ledgerFile == "" && !noLedger:
+				return flagError("ledger", "required for a noised release: repeated releases of one state compose (averaging them removes the noise), so each must be charged to a budget; create one with 'unlearn budget --ledger %s --init …' (the store's own, used by default) or pass --no-ledger for experiments", filepath.Join(dir, storeLedger))
+			}
 			if ledgerFile != "" {
 				l, err := ledger.Open(ledgerFile, key)
 				if err != nil {
@@ -154,7 +166,8 @@ experiments only.`,
 	f.StringVar(&memory, "memory", "reset", "memory released with noise: reset (empty) or rebuild (from the noised w and retained data)")
 	f.StringVar(&calibration, "calibration", "analytic", "noise calibration: analytic or classic (ε < 1)")
 	f.StringVar(&keyFile, "key", "", "sign the certificate with this key (unlearn keygen)")
-	f.StringVar(&ledgerFile, "ledger", "", "charge the release to this ledger (needs --key)")
+	f.StringVar(&ledgerFile, "ledger", "", "charge the release to this ledger (needs --key); default: the store's own budget.ledger when it exists")
+	f.BoolVar(&noLedger, "no-ledger", false, "allow a noised release without a ledger (experiments only: repeated releases compose and are then not counted)")
 	f.Uint64Var(&seed, "insecure-seeded", 0, "use the SEEDED sampler with this seed: reproducible, for experiments only, NOT for deployment")
 	return cmd
 }

@@ -40,7 +40,9 @@ func TestReleaseFromStore(t *testing.T) {
 	out, err := release()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "path: exact")
-	require.Contains(t, out, "charged entry 1")
+	require.Contains(t, out, "not charged", "an exact release costs nothing")
+	_, err = release()
+	require.NoError(t, err, "re-releasing an exact state is harmless")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
@@ -49,6 +51,7 @@ func TestReleaseFromStore(t *testing.T) {
 	out, err = release()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "path: derived")
+	require.Contains(t, out, "charged entry 1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
@@ -58,6 +61,19 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "release "+rel)
 	require.Contains(t, out, "exact counterfactual")
+
+	// A noised release without a ledger is refused unless asked for.
+	noLedgerStore := filepath.Join(dir, "model2")
+	_, err = runCLI(t, "init", "--store", noLedgerStore, "--header", in, "--tau", "4", "--radius", "4", "--sample-bound", "20")
+	require.NoError(t, err)
+	_, err = runCLI(t, "ingest", "--store", noLedgerStore, in)
+	require.NoError(t, err)
+	_, err = runCLI(t, "forget", "--store", noLedgerStore, "--ids", "5", "--max-replay", "1", "--intervention", "noop")
+	require.NoError(t, err)
+	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1")
+	require.ErrorContains(t, err, "--ledger")
+	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1", "--no-ledger")
+	require.NoError(t, err)
 
 	// A second noised release at ε = 1 exceeds the (1.2, 1e-5) budget.
 	before := mustRead(t, rel)
