@@ -150,7 +150,6 @@ func kappaList(recs []experiment.TightnessRecord) string {
 	return strings.Join(ks, ", ")
 }
 
-
 // AddTightness adds the tightness tables (experiment.TightnessTables) and
 // figure ([TightnessFigure]) of ts to the report: the certified α of
 // every intervention beside its actual deviation. ts empty adds nothing.
