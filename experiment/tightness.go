@@ -65,9 +65,11 @@ const (
 //     B = ‖a0‖ + δa + σa(√d + 10) or √s(√d + 10). The learner refuses a
 //     larger payload (olbfgs.ErrSampleBound), so the bound is enforced, not
 //     assumed: a run that met one would fail, not certify wrongly.
-//   - Radius W = 2B (quadratic; the minimizers lie in the ball of radius
-//     B) or W = B/λ (logistic: the ridge minimizer of any data with
-//     ‖x‖ ≤ B has ‖w*‖ ≤ B/λ).
+//   - Radius W = 2B (quadratic: a choice, twice the radius of the ball
+//     that holds every event's minimizer a_t) or W = B/λ (logistic: the
+//     ridge minimizer of any data with ‖x‖ ≤ B has ‖w*‖ ≤ B/λ). α = 2W'
+//     wherever only the diameter is proved, so W trades the learner's
+//     freedom against the noise.
 //   - The pair guard: window [μ̄, L̄] = [μ, κμ] (quadratic: the Hessians'
 //     spectrum) or [λ, λ + B²/4] (logistic), each widened by a relative
 //     10⁻⁹, and angle r̄ = [IsotropicPairAngle] at κ = 1,
