@@ -76,6 +76,20 @@
 // previous folder or the new one, never a half-written folder that looks
 // complete (a finished folder is one with a manifest.json).
 //
+// # Tightness of the certified α
+//
+// [RunTightness] reruns each configuration of a grid up to the release
+// (k = 0) with [CertifiableConfig] — the run's learner plus a radius, a
+// sample bound and the pair guard derived from the generators' public
+// parameters — and records, for every operator, the α a certified release
+// of its state is calibrated to (certify.Describe and certify.DerivedAlpha:
+// public quantities only; 0 when the toolkit establishes exactness) beside
+// the actual deviation ‖P(w̃) − w⁻‖₂ computed exactly ([ExactDistance]).
+// [IsotropicGrid] adds κ = 1 quadratic streams, where the recursion rather
+// than the diameter gives α. [TightnessTables] has a row per intervention
+// per stream kind; [WriteTightnessFiles] writes tightness.json into a
+// results folder. The benchmark's own runs keep the paper's learner.
+//
 // # Errors
 //
 // Configuration problems are *[ConfigError] values (matching ErrConfig)

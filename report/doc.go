@@ -20,6 +20,7 @@
 //	bench-trajectories          fig:experiment-1-quadratic-state-error-decomposition  one Experiment 2 record's series (E_w, E_Z per method)
 //	bench-efficiency-KIND       fig:experiment-2-KIND-efficiency-plot                 Experiment 2 summaries and costs
 //	bench-modes                 fig:state-aware-grid-errors                           Experiment 2 summaries (AUC, ratio by mode)
+//	bench-tightness             (none: certified α against the actual deviation)      experiment.Tightness ([Report.AddTightness])
 //
 // KIND is each stream kind present (quadratic, logistic). The paper gives
 // the label fig:experiment-1-quadratic-state-error-decomposition to two
@@ -63,7 +64,8 @@
 // figures. [Report.Write] writes report.html (one self-contained page,
 // figures embedded as base64 PNG), report.md with figures/ID.png and
 // figures/ID.svg beside it, and figures.json (the figure data), into a
-// folder replaced atomically.
+// folder replaced atomically. [Report.AddTightness] adds the tightness
+// tables and figure of experiment.RunTightness ([TightnessFigure]).
 //
 // # Errors
 //

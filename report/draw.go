@@ -78,7 +78,12 @@ func colourOf(style int) color.NRGBA {
 	return colours[style%len(colours)]
 }
 
+// lineStyle is a series' line; a negative style is a grey dashed
+// reference drawn as a series (a diagonal, which marks cannot draw).
 func lineStyle(style int) draw.LineStyle {
+	if style < 0 {
+		return markStyle(Mark{Style: style, Dash: 1})
+	}
 	return draw.LineStyle{Color: colourOf(style), Width: vg.Points(1.3), Dashes: dashes[style%len(dashes)]}
 }
 
@@ -93,7 +98,7 @@ func markStyle(m Mark) draw.LineStyle {
 func glyphStyle(style int, radius vg.Length, alpha uint8) draw.GlyphStyle {
 	c := colourOf(style)
 	c.A = alpha
-	return draw.GlyphStyle{Color: c, Radius: radius, Shape: glyphs[style%len(glyphs)]}
+	return draw.GlyphStyle{Color: c, Radius: radius, Shape: glyphs[max(style, 0)%len(glyphs)]}
 }
 
 // handler draws every text of a figure (see richText).

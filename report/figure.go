@@ -91,7 +91,8 @@ type Series struct {
 	Name string `json:"name,omitempty"`
 	// Style indexes the style cycle (colour, dash, marker): series of the
 	// same Style look the same in every figure (methods use their index in
-	// the records, so each method keeps its colour).
+	// the records, so each method keeps its colour). A negative Style is
+	// a grey dashed reference line (e.g. the diagonal y = x).
 	Style int               `json:"style"`
 	Kind  SeriesKind        `json:"kind"`
 	X     experiment.Floats `json:"x"`

@@ -65,6 +65,9 @@ their results by default (--no-report to skip).`,
 				if err != nil {
 					return err
 				}
+				if err := addTightness(rep, path); err != nil {
+					return err
+				}
 			} else {
 				rec, err := readRecordFile(path)
 				if err != nil {
@@ -117,6 +120,9 @@ func writeResultsReport(w io.Writer, res *experiment.Results, dir string, skip b
 	start := time.Now()
 	rep, err := report.FromResults(res, dir, report.Options{})
 	if err != nil {
+		return err
+	}
+	if err := addTightness(rep, dir); err != nil {
 		return err
 	}
 	out := filepath.Join(dir, reportDirName)

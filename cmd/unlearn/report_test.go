@@ -53,7 +53,10 @@ func TestBenchWritesReport(t *testing.T) {
 		}
 		assert.True(t, exists(t, filepath.Join(res, "report", report.HTMLFile)), "report.html is missing")
 		assert.True(t, exists(t, filepath.Join(res, "report", "figures", "bench-modes.png")), "a figure is missing")
-		assert.Contains(t, out, "report: 4 figures", "bench did not say it wrote the report")
+		// The four figures of the benchmark's records, and the tightness
+		// figure of the certified α (bench-tightness).
+		assert.Contains(t, out, "report: 5 figures", "bench did not say it wrote the report")
+		assert.True(t, exists(t, filepath.Join(res, "report", "figures", "bench-tightness.png")), "the tightness figure is missing")
 	})
 	t.Run("the representative configuration keeps its series", func(t *testing.T) {
 		series, err := filepath.Glob(filepath.Join(res, "series", "*.csv"))
