@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
 
 	"gonum.org/v1/gonum/mat"
@@ -21,8 +20,8 @@ type Options struct {
 	// to DefaultProbes (32), or to len(ProbeVectors) when those are given;
 	// otherwise it must equal len(ProbeVectors) when both are set.
 	Probes int
-	// Seed seeds the probe draw: DrawProbes(rand.New(rand.NewPCG(Seed,
-	// ProbeStream)), d, Probes). Ignored when ProbeVectors is set.
+	// Seed seeds the probe draw: SeededProbes(Seed, d, Probes). Ignored
+	// when ProbeVectors is set.
 	Seed uint64
 	// ProbeVectors, if not nil, are the probes to use instead of drawing
 	// them (for example the probes of a run record, or of another
@@ -140,7 +139,7 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 		if m < 1 || m > MaxProbeFloats/d {
 			return nil, fmt.Errorf("%w: Probes = %d must be in [1, %d] at d = %d (m_q·d at most MaxProbeFloats = 2^26)", ErrConfig, opt.Probes, MaxProbeFloats/d, d)
 		}
-		probes = DrawProbes(rand.New(rand.NewPCG(opt.Seed, ProbeStream)), d, m)
+		probes = SeededProbes(opt.Seed, d, m)
 	}
 	m := len(probes)
 	basis := probes

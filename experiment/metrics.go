@@ -20,8 +20,8 @@ type meter struct {
 }
 
 // reset prepares the meter for a run of configuration c in dimension d with
-// deletion set u and n states, and returns the run's probe vectors.
-func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, error) {
+// deletion set u and n states.
+func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
 	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors}
 	if c.ProbeSeed != nil {
 		opt.Seed = *c.ProbeSeed
@@ -29,9 +29,9 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 	eng, err := align.NewEngine(d, opt)
 	if err != nil {
 		if c.ProbeVectors != nil {
-			return nil, &ConfigError{Field: "ProbeVectors", Value: len(c.ProbeVectors), Want: err.Error()}
+			return &ConfigError{Field: "ProbeVectors", Value: len(c.ProbeVectors), Want: err.Error()}
 		}
-		return nil, &ConfigError{Field: "Probes", Value: c.Probes, Want: err.Error()}
+		return &ConfigError{Field: "Probes", Value: c.Probes, Want: err.Error()}
 	}
 	eng.SetDeletion(u)
 	m.eng, m.tau = eng, c.Tau
@@ -42,7 +42,7 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 		s.Ew, s.EZ, s.ETheta = s.Ew[:0], s.EZ[:0], s.ETheta[:0]
 		s.Dupd, s.DupdDefined, s.Mdirect, s.RefWNorm = s.Dupd[:0], s.DupdDefined[:0], s.Mdirect[:0], s.RefWNorm[:0]
 	}
-	return eng.Probes(), nil
+	return nil
 }
 
 // measure appends step k of every state against the reference; next is the

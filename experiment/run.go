@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"unlearn/align"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -327,11 +328,12 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 
 	// 5. Propagation and metrics: state k follows e_{t_del+k}; every state
 	// is measured against the reference before the next event is applied.
-	probes, err := ws.meter.reset(c, d, uset, len(states))
-	if err != nil {
+	if err := ws.meter.reset(c, d, uset, len(states)); err != nil {
 		return nil, err
 	}
-	rec.Probes = probes
+	if len(c.ProbeVectors) == 0 { // given vectors are in rec.Config already
+		rec.ProbeSpec = &ProbeSpec{Generator: align.ProbeGenerator, Seed: *c.ProbeSeed, Count: c.Probes}
+	}
 	skipped0 := make([]int, len(states))
 	for i, st := range states {
 		skipped0[i] = st.Skipped()
