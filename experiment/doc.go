@@ -45,9 +45,13 @@
 //
 // A [Record] is data first: the resolved configuration, the stream's
 // provenance (generator parameters, or the file and its SHA-256), U, the
-// probe vectors, each method's costs, summaries and (optionally) per-step
-// series — everything another implementation of SPEC needs to reproduce
-// the series from the same stream. Wall-clock times live apart, in
+// probes (by generator, seed and m_q — [ProbeSpec], drawn again by
+// [Record.ProbeVectors] — or as given vectors), each method's costs,
+// summaries and (optionally) per-step series — everything another
+// implementation of SPEC needs to reproduce the series from the same stream.
+// [WriteRecordFiles] puts the series in a CSV file beside the JSON
+// (Record.SeriesFile) and [ReadRecordFile] reads both; [ReadRecord] also
+// reads records of the first format, [RecordFormatV1]. Wall-clock times live apart, in
 // Record.Timing, the one non-deterministic field ([Record.ZeroTiming]).
 // NaN (an undefined D_upd or ρ̂) is JSON null. Series are kept for every
 // configuration with Options.KeepSeries, or for chosen grid indices with

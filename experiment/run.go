@@ -30,8 +30,11 @@ type Options struct {
 	// unlearn.Paper for Experiment 2 and to the no-op operator alone for
 	// Experiment 1 (the actual trajectory without intervention).
 	Operators func(tau int) []unlearn.Operator
-	// Workers is the number of configurations run in parallel by RunGrid.
-	// If zero, defaults to runtime.GOMAXPROCS(0).
+	// Workers is the number of configurations run in parallel by RunGrid,
+	// and, for Run and RunHistory (one configuration), the number of
+	// states measured in parallel at each post-deletion step
+	// (align.Engine.MeasureAll; the records do not depend on it). If zero,
+	// defaults to runtime.GOMAXPROCS(0).
 	Workers int
 	// Shard selects the configurations RunGrid runs; the zero Shard runs
 	// all of them.
@@ -59,6 +62,14 @@ type Options struct {
 	// post-deletion steps and after the last, with the steps done k and
 	// the horizon H; it runs on the caller's goroutine and must be quick.
 	StepProgress func(k, horizon int)
+}
+
+// workers returns Workers, or GOMAXPROCS when it is not positive.
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func (o Options) operators(experiment string, tau int) []unlearn.Operator {
@@ -106,7 +117,7 @@ func Run(ctx context.Context, experiment string, cfg Config, opt Options) (*Reco
 	}
 	spec := r.Stream
 	src := Source{Generated: &spec, Kind: string(spec.Kind), D: spec.D, T: spec.T}
-	var ws workspace
+	ws := workspace{meter: meter{workers: opt.workers()}}
 	rec, err := ws.run(ctx, h, src, r, experiment, opt)
 	if err != nil {
 		return nil, err
@@ -136,7 +147,7 @@ func RunHistory(ctx context.Context, h *stream.History, src Source, cfg Config, 
 		experiment = "run"
 	}
 	r := cfg.resolve(len(h.Events))
-	var ws workspace
+	ws := workspace{meter: meter{workers: opt.workers()}}
 	rec, err := ws.run(ctx, h, src, r, experiment, opt)
 	if err != nil {
 		return nil, err
@@ -170,10 +181,7 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 			return nil, fmt.Errorf("grid %q configuration %d (%s): %w", g.Name, i, c.ID(), err)
 		}
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.workers()
 	idx := opt.Shard.Indices(len(g.Configs))
 	if len(idx) == 0 {
 		return nil, fmt.Errorf("%w: shard %s selects none of the %d configurations of grid %q",
@@ -201,7 +209,10 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 	})
 	for range min(workers, len(idx)) {
 		eg.Go(func() error {
-			var ws workspace // per-worker buffers, reused across configurations
+			// Per-worker buffers, reused across configurations; the
+			// configurations already use every worker, so each measures
+			// its states on its own goroutine.
+			ws := workspace{meter: meter{workers: 1}}
 			for j := range jobs {
 				i := idx[j]
 				c := g.Configs[i].resolve(0)

@@ -185,3 +185,19 @@ func TestProbesBySeed(t *testing.T) {
 	err = bad(func(m map[string]any) { m["format"] = RecordFormatV1 })
 	require.ErrorIs(t, err, ErrRecord, "a version 1 record with probe_spec")
 }
+
+// TestRunStateWorkers: measuring a run's states on several goroutines
+// (Options.Workers for a single run) gives the record of one goroutine,
+// bit for bit, series included.
+func TestRunStateWorkers(t *testing.T) {
+	for _, kind := range []stream.Kind{stream.KindQuadratic, stream.KindLogistic} {
+		c := smallConfig(kind, ModeRandom, 2)
+		one := encode(t, mustRun(t, c, Options{Workers: 1, KeepSeries: true, ZeroTiming: true}))
+		for _, w := range []int{2, 5} {
+			got := encode(t, mustRun(t, c, Options{Workers: w, KeepSeries: true, ZeroTiming: true}))
+			if !bytes.Equal(one, got) {
+				t.Fatalf("%s: the record with %d workers differs from the record with one", kind, w)
+			}
+		}
+	}
+}
