@@ -59,8 +59,10 @@ type Options struct {
 	Progress func(done, total int)
 	// StepProgress, if not nil, is called by Run and RunHistory (not
 	// RunGrid) during the propagation of one configuration, every 256
-	// post-deletion steps and after the last, with the steps done k and
-	// the horizon H; it runs on the caller's goroutine and must be quick.
+	// post-deletion steps or after a step that ends at least 0.2 s after
+	// the previous call (slow steps: high dimensions), and after the last,
+	// with the steps done k and the horizon H; it runs on the caller's
+	// goroutine and must be quick.
 	StepProgress func(k, horizon int)
 }
 
@@ -350,6 +352,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 		skipped0[i] = st.Skipped()
 	}
 	next := nextInserts(h.Events, c.TDel, c.Horizon)
+	lastProgress := time.Now()
 	for k := 0; k <= c.Horizon; k++ {
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
@@ -363,13 +366,12 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 					}
 				}
 			}
-			if k%256 == 0 {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				if opt.StepProgress != nil {
-					opt.StepProgress(k, c.Horizon)
-				}
+			if ctx.Err() != nil { // every step: a step may take seconds at high d
+				return nil, ctx.Err()
+			}
+			if opt.StepProgress != nil && (k%256 == 0 || time.Since(lastProgress) >= 200*time.Millisecond) {
+				opt.StepProgress(k, c.Horizon)
+				lastProgress = time.Now()
 			}
 		}
 		var z *stream.Sample
