@@ -608,3 +608,31 @@ func TestTrackDirectionAtHorizon(t *testing.T) {
 		})
 	}
 }
+
+// TestSeededProbesArePinned pins the generator ProbeGenerator names: run
+// records store (generator, seed, m_q) instead of the vectors, so a change
+// of these bits would silently change every stored run's probes.
+func TestSeededProbesArePinned(t *testing.T) {
+	want := [][]float64{
+		{-0.6817183131813299, -0.5536791033946703, 0.47822546140630806},
+		{-0.8210731938563923, -0.1269512164839431, 0.556526907672675},
+	}
+	got := SeededProbes(1, 3, 2)
+	for j := range want {
+		if !slices.Equal(got[j], want[j]) {
+			t.Fatalf("SeededProbes(1, 3, 2)[%d] = %v, want %v (the generator %s changed)", j, got[j], want[j], ProbeGenerator)
+		}
+	}
+	drawn := DrawProbes(rand.New(rand.NewPCG(5, ProbeStream)), 7, 4)
+	for j, q := range SeededProbes(5, 7, 4) {
+		if !slices.Equal(q, drawn[j]) {
+			t.Fatalf("SeededProbes(5, 7, 4)[%d] differs from DrawProbes with rand.NewPCG(5, ProbeStream)", j)
+		}
+	}
+	e := newEngine(t, 7, Options{Seed: 5, Probes: 4})
+	for j, q := range e.Probes() {
+		if !slices.Equal(q, drawn[j]) {
+			t.Fatalf("engine probe %d differs from SeededProbes", j)
+		}
+	}
+}

@@ -63,6 +63,15 @@
 //   - A state bitwise identical to the reference (oracle replay, exact
 //     window replay) is recognized in O(τd) and gets exactly zero errors
 //     without any work; an identical memory skips the block (E_Z = 0).
+//   - A block too large for the last-level cache (over 8 MiB: d·(m_q+1)
+//     beyond a million, e.g. d = 10⁵) is swept in strips of 8 or more
+//     columns, each strip going through all 2·|Z|+1 sweeps while it stays
+//     in the cache; the columns are independent, so the bits do not change.
+//
+// [Engine.MeasureAll] measures the states of a step on several goroutines,
+// each with its own buffers, with the bits of Measure; package experiment
+// uses it for a single run (unlearn run), whose states would otherwise run
+// one after the other.
 //
 // At the paper's sizes (d = 25, m_q = 32, τ = 10) one Measure costs about
 // 5 µs and the reference's block about 4 µs on one core of the 2.8 GHz

@@ -4,8 +4,9 @@ import (
 	"fmt"
 	"maps"
 	"math"
-	"math/rand/v2"
 	"slices"
+	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/mat"
 
@@ -21,8 +22,8 @@ type Options struct {
 	// to DefaultProbes (32), or to len(ProbeVectors) when those are given;
 	// otherwise it must equal len(ProbeVectors) when both are set.
 	Probes int
-	// Seed seeds the probe draw: DrawProbes(rand.New(rand.NewPCG(Seed,
-	// ProbeStream)), d, Probes). Ignored when ProbeVectors is set.
+	// Seed seeds the probe draw: SeededProbes(Seed, d, Probes). Ignored
+	// when ProbeVectors is set.
 	Seed uint64
 	// ProbeVectors, if not nil, are the probes to use instead of drawing
 	// them (for example the probes of a run record, or of another
@@ -78,11 +79,10 @@ type Engine struct {
 	lambdaZ float64
 	probes  [][]float64
 
-	nb, ld int       // basis columns; row stride (column nb holds a gradient)
-	in     []float64 // d×ld: basis columns, gradient column, zero padding
-	refOut []float64 // H_Z⁻ applied to in, for the current reference
-	out    []float64 // H_Z̃ applied to in, for the state being measured
-	ba     *blockApplier
+	nb, ld  int        // basis columns; row stride (column nb holds a gradient)
+	refOut  []float64  // H_Z⁻ applied to the input block, for the current reference
+	scratch            // the buffers of Measure (and SetReference)
+	extra   []*scratch // more buffers, one per extra goroutine of MeasureAll
 
 	u stream.IDSet // the deletion set (a private copy)
 
@@ -96,8 +96,31 @@ type Engine struct {
 	hess     []float64 // H(α) of the next event, row-major d×d
 	refG     []float64 // ∇ℓ_e(w⁻)
 	refDir   []float64 // H_Z⁻ ∇ℓ_e(w⁻), column nb of refOut
-	dir, g   []float64 // scratch
-	diff     []float64
+}
+
+// scratch is what measuring one state writes: the input block (basis
+// columns, the state's gradient column, zero padding), its image under the
+// state's memory, the block applier's coefficients and vectors of length d.
+// MeasureAll gives each goroutine its own.
+type scratch struct {
+	in  []float64 // d×ld: basis columns, gradient column, zero padding
+	out []float64 // H_Z̃ applied to in, for the state being measured
+	ba  *blockApplier
+	dir []float64
+	g   []float64
+	// diff is the scratch of grad and of E_w.
+	diff []float64
+}
+
+func newScratch(d, ld int) *scratch {
+	return &scratch{
+		in:   make([]float64, d*ld),
+		out:  make([]float64, d*ld),
+		ba:   newBlockApplier(d, ld),
+		dir:  make([]float64, d),
+		g:    make([]float64, d),
+		diff: make([]float64, d),
+	}
 }
 
 // MaxProbeFloats bounds m_q·d, the size of one probe block: the engine keeps
@@ -140,7 +163,7 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 		if m < 1 || m > MaxProbeFloats/d {
 			return nil, fmt.Errorf("%w: Probes = %d must be in [1, %d] at d = %d (m_q·d at most MaxProbeFloats = 2^26)", ErrConfig, opt.Probes, MaxProbeFloats/d, d)
 		}
-		probes = DrawProbes(rand.New(rand.NewPCG(opt.Seed, ProbeStream)), d, m)
+		probes = SeededProbes(opt.Seed, d, m)
 	}
 	m := len(probes)
 	basis := probes
@@ -154,16 +177,11 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 	e := &Engine{
 		d: d, m: m, lambdaZ: lambdaZ, probes: probes,
 		nb: nb, ld: ld,
-		in:     make([]float64, d*ld),
-		refOut: make([]float64, d*ld),
-		out:    make([]float64, d*ld),
-		ba:     newBlockApplier(d, ld),
-		refW:   make([]float64, d),
-		refG:   make([]float64, d),
-		refDir: make([]float64, d),
-		dir:    make([]float64, d),
-		g:      make([]float64, d),
-		diff:   make([]float64, d),
+		refOut:  make([]float64, d*ld),
+		scratch: *newScratch(d, ld),
+		refW:    make([]float64, d),
+		refG:    make([]float64, d),
+		refDir:  make([]float64, d),
 	}
 	for j, q := range basis {
 		for k, v := range q {
@@ -256,11 +274,11 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 			}
 			q.HessianTo(e.hess, e.next)
 		}
-		e.grad(e.refG, e.refW)
+		e.grad(&e.scratch, e.refG, e.refW)
 	} else {
 		clear(e.refG)
 	}
-	e.setGradColumn(e.refG)
+	e.setGradColumn(&e.scratch, e.refG)
 	e.ba.apply(ref.Memory(), e.refOut, e.in)
 	for k := range e.refDir {
 		e.refDir[k] = e.refOut[k*e.ld+e.nb]
@@ -272,13 +290,13 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 // each component summed in increasing index order (four rows at a time,
 // each row its own sum); it agrees with stream.Quadratic.Grad to round-off
 // and is the same computation for every state of a step.
-func (e *Engine) grad(dst, w []float64) {
+func (e *Engine) grad(sc *scratch, dst, w []float64) {
 	if !e.quad {
 		e.ref.Loss().Grad(dst, w, e.next)
 		return
 	}
 	d := e.d
-	r := e.diff[:d]
+	r := sc.diff[:d]
 	for j, a := range e.next.V {
 		r[j] = w[j] - a
 	}
@@ -308,9 +326,9 @@ func (e *Engine) grad(dst, w []float64) {
 	}
 }
 
-func (e *Engine) setGradColumn(g []float64) {
+func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 	for k, v := range g {
-		e.in[k*e.ld+e.nb] = v
+		sc.in[k*e.ld+e.nb] = v
 	}
 }
 
@@ -324,6 +342,58 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	if e.ref == nil {
 		panic("align: Measure before SetReference")
 	}
+	return e.measure(&e.scratch, st)
+}
+
+// MeasureAll stores in dst[i] the metrics of states[i] against the current
+// reference, exactly as Measure would (the same bits), measuring up to
+// workers states at a time on as many goroutines. The states must be
+// distinct learners, none of them the reference, and must not change
+// during the call. The first call with more workers than before allocates
+// their buffers (two d×(m_q+1) blocks each, or d×(d+1) when the engine uses
+// the probes' Cholesky factor); later calls do not allocate except for the
+// goroutines. It panics if no reference is set, len(dst) ≠ len(states) or a
+// state's dimension is not d.
+func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) {
+	if e.ref == nil {
+		panic("align: MeasureAll before SetReference")
+	}
+	if len(dst) != len(states) {
+		panic(fmt.Sprintf("align: MeasureAll: %d points for %d states", len(dst), len(states)))
+	}
+	workers = min(workers, len(states))
+	if workers <= 1 {
+		for i, st := range states {
+			dst[i] = e.measure(&e.scratch, st)
+		}
+		return
+	}
+	for len(e.extra) < workers-1 {
+		sc := newScratch(e.d, e.ld)
+		copy(sc.in, e.in) // the basis columns; gradient columns are set per state
+		e.extra = append(e.extra, sc)
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	run := func(sc *scratch) {
+		for {
+			i := int(next.Add(1)) - 1
+			if i >= len(states) {
+				return
+			}
+			dst[i] = e.measure(sc, states[i])
+		}
+	}
+	for _, sc := range e.extra[:workers-1] {
+		wg.Go(func() { run(sc) })
+	}
+	run(&e.scratch)
+	wg.Wait()
+}
+
+// measure is Measure with the buffers of sc, which no other goroutine may
+// use meanwhile; it only reads the engine's reference fields.
+func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 	w := st.W()
 	if len(w) != e.d {
 		panic(fmt.Sprintf("align: Measure: dimension %d, engine has %d", len(w), e.d))
@@ -338,35 +408,35 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	}
 	if !wEq {
 		for k := range w {
-			e.diff[k] = w[k] - e.refW[k]
+			sc.diff[k] = w[k] - e.refW[k]
 		}
-		p.Ew = norm2(e.diff)
+		p.Ew = norm2(sc.diff)
 	}
 	switch {
 	case memEq:
 		// E_Z = 0; wEq is false, so the direction needs H_Z̃ ∇ℓ_e(w̃), which
 		// Apply gives with the same bits as the block's gradient column.
 		if e.hasNext {
-			e.grad(e.g, w)
-			mem.Apply(e.dir, e.g)
-			p.Dupd = DirectionError(e.dir, e.refDir)
+			e.grad(sc, sc.g, w)
+			mem.Apply(sc.dir, sc.g)
+			p.Dupd = DirectionError(sc.dir, e.refDir)
 		}
 	default:
 		if e.hasNext {
 			g := e.refG // the same w gives the same gradient
 			if !wEq {
-				e.grad(e.g, w)
-				g = e.g
+				e.grad(sc, sc.g, w)
+				g = sc.g
 			}
-			e.setGradColumn(g)
+			e.setGradColumn(sc, g)
 		}
-		e.ba.apply(mem, e.out, e.in)
-		p.EZ = e.memoryError()
+		sc.ba.apply(mem, sc.out, sc.in)
+		p.EZ = e.memoryError(sc.out)
 		if e.hasNext {
-			for k := range e.dir {
-				e.dir[k] = e.out[k*e.ld+e.nb]
+			for k := range sc.dir {
+				sc.dir[k] = sc.out[k*e.ld+e.nb]
 			}
-			p.Dupd = DirectionError(e.dir, e.refDir)
+			p.Dupd = DirectionError(sc.dir, e.refDir)
 		}
 	}
 	p.ETheta = p.Ew + e.lambdaZ*p.EZ
@@ -376,11 +446,11 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 // memoryError returns sqrt((1/m_q)·Σ ‖out_j − refOut_j‖²) over the basis
 // columns: row by row, the squared differences of columns j go into partial
 // sum j mod 4, combined as (s0+s1)+(s2+s3) at the end.
-func (e *Engine) memoryError() float64 {
+func (e *Engine) memoryError(out []float64) float64 {
 	ld, nb := e.ld, e.nb
 	var s0, s1, s2, s3 float64
 	for k := 0; k < e.d; k++ {
-		a := e.out[k*ld : k*ld+nb : k*ld+nb]
+		a := out[k*ld : k*ld+nb : k*ld+nb]
 		b := e.refOut[k*ld : k*ld+nb : k*ld+nb]
 		j := 0
 		for ; j+4 <= nb; j += 4 {
@@ -403,14 +473,14 @@ func (e *Engine) memoryError() float64 {
 	var mx float64
 	for k := 0; k < e.d; k++ {
 		for j := 0; j < nb; j++ {
-			mx = math.Max(mx, math.Abs(e.out[k*ld+j]-e.refOut[k*ld+j]))
+			mx = math.Max(mx, math.Abs(out[k*ld+j]-e.refOut[k*ld+j]))
 		}
 	}
 	_, ex := math.Frexp(mx)
 	s = 0
 	for k := 0; k < e.d; k++ {
 		for j := 0; j < nb; j++ {
-			t := math.Ldexp(e.out[k*ld+j]-e.refOut[k*ld+j], -ex)
+			t := math.Ldexp(out[k*ld+j]-e.refOut[k*ld+j], -ex)
 			s += t * t
 		}
 	}

@@ -16,6 +16,23 @@ const DefaultProbes = 32
 // with the same number do not share a random sequence.
 const ProbeStream = 0x70726f6265
 
+// ProbeGenerator names the probe generator of [SeededProbes] (and of an
+// [Engine] given Options.Seed): m_q·d standard normals from Go's
+// math/rand/v2 (rand.NewPCG(seed, ProbeStream), Rand.NormFloat64), drawn
+// and normalized as [DrawProbes] says. A run record stores this name, the
+// seed and m_q instead of the m_q·d numbers; a reader that meets another
+// name must refuse the record rather than draw different probes.
+const ProbeGenerator = "go-math-rand-v2-pcg-normfloat64/v1"
+
+// SeededProbes returns the m unit probes of dimension d that an Engine with
+// Options{Seed: seed, Probes: m} uses: DrawProbes(rand.New(rand.NewPCG(seed,
+// ProbeStream)), d, m). The same arguments give bit-identical vectors on
+// every platform (math/rand/v2's PCG and NormFloat64 are specified
+// algorithms). It panics if d < 1 or m < 1.
+func SeededProbes(seed uint64, d, m int) [][]float64 {
+	return DrawProbes(rand.New(rand.NewPCG(seed, ProbeStream)), d, m)
+}
+
 // ProbeNormTol is the tolerance on the norm of user-provided probes:
 // |‖q‖₂ − 1| ≤ ProbeNormTol. It admits unit vectors written with the
 // shortest round-trip decimal representation and read back (an error of a
@@ -27,9 +44,10 @@ const ProbeNormTol = 1e-12
 // Euclidean norm. The draw order is probe by probe, coordinate 0 to d−1
 // within a probe (d consecutive rng.NormFloat64 calls per probe); the norm is
 // sqrt(Σ_i q_i²) accumulated in index order and each coordinate is divided by
-// it. A draw of norm 0 (probability 0) is discarded and drawn again. Because
-// Go's normal sampler is not that of other languages, a run record should
-// store the probes themselves, which [Options].ProbeVectors accepts back.
+// it. A draw of norm 0 (probability 0) is discarded and drawn again. Go's
+// normal sampler is not that of other languages: another implementation
+// reproduces a run's probes by calling [SeededProbes] (or reading vectors
+// written by it), and [Options].ProbeVectors accepts given vectors back.
 // It panics if d < 1 or m < 1.
 func DrawProbes(rng *rand.Rand, d, m int) [][]float64 {
 	if d < 1 || m < 1 {

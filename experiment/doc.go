@@ -45,9 +45,13 @@
 //
 // A [Record] is data first: the resolved configuration, the stream's
 // provenance (generator parameters, or the file and its SHA-256), U, the
-// probe vectors, each method's costs, summaries and (optionally) per-step
-// series — everything another implementation of the spec needs to reproduce
-// the series from the same stream. Wall-clock times live apart, in
+// probes (by generator, seed and m_q — [ProbeSpec], drawn again by
+// [Record.ProbeVectors] — or as given vectors), each method's costs,
+// summaries and (optionally) per-step series — everything another
+// implementation of the spec needs to reproduce the series from the same stream.
+// [WriteRecordFiles] puts the series in a CSV file beside the JSON
+// (Record.SeriesFile) and [ReadRecordFile] reads both; [ReadRecord] also
+// reads records of the first format, [RecordFormatV1]. Wall-clock times live apart, in
 // Record.Timing, the one non-deterministic field ([Record.ZeroTiming]).
 // NaN (an undefined D_upd or ρ̂) is JSON null. Series are kept for every
 // configuration with Options.KeepSeries, or for chosen grid indices with
@@ -75,20 +79,6 @@
 // through a temporary file and a rename. An interrupted run leaves the
 // previous folder or the new one, never a half-written folder that looks
 // complete (a finished folder is one with a manifest.json).
-//
-// # Tightness of the certified α
-//
-// [RunTightness] reruns each configuration of a grid up to the release
-// (k = 0) with [CertifiableConfig] — the run's learner plus a radius, a
-// sample bound and the pair guard derived from the generators' public
-// parameters — and records, for every operator, the α a certified release
-// of its state is calibrated to (certify.Describe and certify.DerivedAlpha:
-// public quantities only; 0 when the toolkit establishes exactness) beside
-// the actual deviation ‖P(w̃) − w⁻‖₂ computed exactly ([ExactDistance]).
-// [IsotropicGrid] adds κ = 1 quadratic streams, where the recursion rather
-// than the diameter gives α. [TightnessTables] has a row per intervention
-// per stream kind; [WriteTightnessFiles] writes tightness.json into a
-// results folder. The benchmark's own runs keep the paper's learner.
 //
 // # Errors
 //

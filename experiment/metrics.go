@@ -17,11 +17,13 @@ type meter struct {
 	eng     *align.Engine
 	tau     int
 	buffers []*align.Series
+	points  []align.Point
+	workers int // states measured in parallel at each step
 }
 
 // reset prepares the meter for a run of configuration c in dimension d with
-// deletion set u and n states, and returns the run's probe vectors.
-func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, error) {
+// deletion set u and n states.
+func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
 	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors}
 	if c.ProbeSeed != nil {
 		opt.Seed = *c.ProbeSeed
@@ -29,9 +31,9 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 	eng, err := align.NewEngine(d, opt)
 	if err != nil {
 		if c.ProbeVectors != nil {
-			return nil, &ConfigError{Field: "ProbeVectors", Value: len(c.ProbeVectors), Want: err.Error()}
+			return &ConfigError{Field: "ProbeVectors", Value: len(c.ProbeVectors), Want: err.Error()}
 		}
-		return nil, &ConfigError{Field: "Probes", Value: c.Probes, Want: err.Error()}
+		return &ConfigError{Field: "Probes", Value: c.Probes, Want: err.Error()}
 	}
 	eng.SetDeletion(u)
 	m.eng, m.tau = eng, c.Tau
@@ -42,15 +44,22 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) ([][]float64, erro
 		s.Ew, s.EZ, s.ETheta = s.Ew[:0], s.EZ[:0], s.ETheta[:0]
 		s.Dupd, s.DupdDefined, s.Mdirect, s.RefWNorm = s.Dupd[:0], s.DupdDefined[:0], s.Mdirect[:0], s.RefWNorm[:0]
 	}
-	return eng.Probes(), nil
+	return nil
 }
 
 // measure appends step k of every state against the reference; next is the
-// payload of the next insert after state k, or nil (D_upd undefined).
+// payload of the next insert after state k, or nil (D_upd undefined). The
+// states are measured on m.workers goroutines (align.Engine.MeasureAll:
+// the same bits as one by one).
 func (m *meter) measure(ref *olbfgs.Learner, states []*olbfgs.Learner, next *stream.Sample) {
 	m.eng.SetReference(ref, next)
-	for i, st := range states {
-		m.buffers[i].Append(m.eng.Measure(st))
+	if cap(m.points) < len(states) {
+		m.points = make([]align.Point, len(states))
+	}
+	pts := m.points[:len(states)]
+	m.eng.MeasureAll(pts, states, m.workers)
+	for i, p := range pts {
+		m.buffers[i].Append(p)
 	}
 }
 

@@ -8,15 +8,24 @@ import (
 	"math"
 	"strconv"
 	"time"
+
+	"unlearn/align"
 	"unlearn/internal/strictjson"
 )
 
-// RecordFormat is the format tag of a run record.
-const RecordFormat = "unlearn-run/v1"
+// RecordFormat is the format tag of a run record. Version 2 stores seeded
+// probes by their specification ([ProbeSpec]) instead of as m_q·d numbers,
+// and may keep its per-step series in a CSV file beside it
+// (Record.SeriesFile); [ReadRecord] also reads version 1 (RecordFormatV1).
+const RecordFormat = "unlearn-run/v2"
+
+// RecordFormatV1 is the format tag of the first run records, which always
+// hold the probe vectors themselves and keep their series inline.
+const RecordFormatV1 = "unlearn-run/v1"
 
 // Record is the result of one run, data first: everything another
 // implementation of the spec needs to reproduce it (the resolved configuration,
-// the stream's provenance, the deletion set U and the probe vectors) and
+// the stream's provenance, the deletion set U and the probes) and
 // everything it produced (per-step series and summaries of every method,
 // operator costs).
 //
@@ -44,9 +53,16 @@ type Record struct {
 	// U is the deletion set, ascending: the ids chosen by the deletion mode
 	// (or given) plus the ids of delete events inside the prefix (spec §8).
 	U []int64 `json:"U"`
-	// Probes are the m_q unit probe vectors of the memory-operator error,
-	// shared by every method of the run (spec §3).
-	Probes [][]float64 `json:"probes"`
+	// ProbeSpec names the m_q seeded unit probe vectors of the
+	// memory-operator error, shared by every method of the run (spec §3):
+	// the generator, its seed and m_q. It is nil when the probes were given
+	// as vectors (Config.ProbeVectors), and in version 1 records.
+	ProbeSpec *ProbeSpec `json:"probe_spec,omitempty"`
+	// Probes holds the probe vectors themselves only in version 1 records;
+	// a version 2 record stores ProbeSpec instead of m_q·d numbers, or, for
+	// probes given as vectors, has them once in Config.ProbeVectors. Use
+	// [Record.ProbeVectors] to get them in every case.
+	Probes [][]float64 `json:"probes,omitempty"`
 	// ActualSkipped and ReferenceSkipped count the curvature pairs rejected
 	// by the guard while training the actual learner on the prefix and
 	// while replaying the counterfactual prefix.
@@ -54,6 +70,11 @@ type Record struct {
 	ReferenceSkipped int `json:"reference_skipped"`
 	// Methods are the results of every operator, in the operators' order.
 	Methods []MethodResult `json:"methods"`
+	// SeriesFile, when not empty, names the CSV file that holds the
+	// methods' per-step series (the long form of [Record.WriteSeriesCSV]),
+	// relative to the folder of the record's file; the methods' Series are
+	// then nil in the JSON and [ReadRecordFile] loads them from it.
+	SeriesFile string `json:"series_file,omitempty"`
 	// Timing holds the wall-clock measurements, the only non-deterministic
 	// part of a record; nil once zeroed.
 	Timing *Timing `json:"timing,omitempty"`
@@ -61,6 +82,63 @@ type Record struct {
 	// record (unlearn run --out); nil in the records of a results folder,
 	// whose Manifest.Provenance says it once for all.
 	Provenance *Provenance `json:"provenance,omitempty"`
+}
+
+// ProbeSpec is the specification of a run's seeded probes: the vectors are
+// align.SeededProbes(Seed, d, Count) for Generator align.ProbeGenerator,
+// which is all a record needs to store of them.
+type ProbeSpec struct {
+	// Generator names the generator (align.ProbeGenerator).
+	Generator string `json:"generator"`
+	// Seed is the generator's seed (Config.ProbeSeed, resolved).
+	Seed uint64 `json:"seed"`
+	// Count is m_q.
+	Count int `json:"count"`
+}
+
+// NumProbes returns m_q, the number of probe vectors of the run.
+func (r *Record) NumProbes() int {
+	switch {
+	case r.ProbeSpec != nil:
+		return r.ProbeSpec.Count
+	case len(r.Probes) > 0:
+		return len(r.Probes)
+	}
+	return len(r.Config.ProbeVectors)
+}
+
+// ProbeVectors returns the run's m_q probe vectors of dimension
+// r.Source.D: those drawn again from ProbeSpec (the same bits as the run
+// used), or the stored ones (Config.ProbeVectors, or Probes of a version 1
+// record). It returns an error wrapping ErrRecord when the record names an
+// unknown generator or holds no probes.
+func (r *Record) ProbeVectors() ([][]float64, error) {
+	if r.ProbeSpec == nil {
+		switch {
+		case len(r.Probes) > 0:
+			return r.Probes, nil
+		case len(r.Config.ProbeVectors) > 0:
+			return r.Config.ProbeVectors, nil
+		}
+		return nil, fmt.Errorf("%w: record %s holds neither probes nor probe_spec", ErrRecord, r.ID)
+	}
+	if err := r.ProbeSpec.check(r.Source.D); err != nil {
+		return nil, fmt.Errorf("record %s: %w", r.ID, err)
+	}
+	return align.SeededProbes(r.ProbeSpec.Seed, r.Source.D, r.ProbeSpec.Count), nil
+}
+
+// check validates a probe specification for dimension d.
+func (p *ProbeSpec) check(d int) error {
+	switch {
+	case p.Generator != align.ProbeGenerator:
+		return fmt.Errorf("%w: probe_spec.generator %q is not known (this version draws %q)", ErrRecord, p.Generator, align.ProbeGenerator)
+	case p.Count < 1:
+		return fmt.Errorf("%w: probe_spec.count %d must be at least 1", ErrRecord, p.Count)
+	case d < 1 || p.Count > align.MaxProbeFloats/d:
+		return fmt.Errorf("%w: probe_spec.count %d at source.d = %d is outside [1, %d]", ErrRecord, p.Count, d, align.MaxProbeFloats/max(d, 1))
+	}
+	return nil
 }
 
 // Provenance says what made a record or a results folder, so that a report
@@ -241,15 +319,36 @@ func (r *Record) WriteJSON(w io.Writer) error {
 	return nil
 }
 
-// ReadRecord decodes a record written by [Record.WriteJSON], rejecting
-// unknown fields and other formats.
+// ReadRecord decodes a record written by [Record.WriteJSON] (format
+// RecordFormat, or RecordFormatV1 of earlier versions), rejecting unknown
+// fields, other formats, and a version 2 record whose probes are neither
+// given nor specified by a known generator. It does not load a series file
+// (Record.SeriesFile); [ReadRecordFile] does.
 func ReadRecord(rd io.Reader) (*Record, error) {
 	var r Record
 	if err := strictjson.Decode(rd, &r); err != nil {
 		return nil, fmt.Errorf("%w: %w", ErrRecord, err)
 	}
-	if r.Format != RecordFormat {
-		return nil, fmt.Errorf("%w: format %q, want %q", ErrRecord, r.Format, RecordFormat)
+	switch r.Format {
+	case RecordFormat:
+		switch {
+		case len(r.Probes) > 0:
+			return nil, fmt.Errorf("%w: a %s record stores probe_spec or config.probe_vectors, not probes", ErrRecord, RecordFormat)
+		case r.ProbeSpec != nil && len(r.Config.ProbeVectors) > 0:
+			return nil, fmt.Errorf("%w: record %s holds both probe_spec and config.probe_vectors", ErrRecord, r.ID)
+		case r.ProbeSpec != nil:
+			if err := r.ProbeSpec.check(r.Source.D); err != nil {
+				return nil, err
+			}
+		case len(r.Config.ProbeVectors) == 0:
+			return nil, fmt.Errorf("%w: record %s holds neither probe_spec nor config.probe_vectors", ErrRecord, r.ID)
+		}
+	case RecordFormatV1:
+		if r.ProbeSpec != nil || r.SeriesFile != "" {
+			return nil, fmt.Errorf("%w: a %s record has no probe_spec or series_file", ErrRecord, RecordFormatV1)
+		}
+	default:
+		return nil, fmt.Errorf("%w: format %q, want %q (or %q)", ErrRecord, r.Format, RecordFormat, RecordFormatV1)
 	}
 	return &r, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/sync/errgroup"
 
+	"unlearn/align"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -29,8 +30,11 @@ type Options struct {
 	// unlearn.Paper for Experiment 2 and to the no-op operator alone for
 	// Experiment 1 (the actual trajectory without intervention).
 	Operators func(tau int) []unlearn.Operator
-	// Workers is the number of configurations run in parallel by RunGrid.
-	// If zero, defaults to runtime.GOMAXPROCS(0).
+	// Workers is the number of configurations run in parallel by RunGrid,
+	// and, for Run and RunHistory (one configuration), the number of
+	// states measured in parallel at each post-deletion step
+	// (align.Engine.MeasureAll; the records do not depend on it). If zero,
+	// defaults to runtime.GOMAXPROCS(0).
 	Workers int
 	// Shard selects the configurations RunGrid runs; the zero Shard runs
 	// all of them.
@@ -55,9 +59,19 @@ type Options struct {
 	Progress func(done, total int)
 	// StepProgress, if not nil, is called by Run and RunHistory (not
 	// RunGrid) during the propagation of one configuration, every 256
-	// post-deletion steps and after the last, with the steps done k and
-	// the horizon H; it runs on the caller's goroutine and must be quick.
+	// post-deletion steps or after a step that ends at least 0.2 s after
+	// the previous call (slow steps: high dimensions), and after the last,
+	// with the steps done k and the horizon H; it runs on the caller's
+	// goroutine and must be quick.
 	StepProgress func(k, horizon int)
+}
+
+// workers returns Workers, or GOMAXPROCS when it is not positive.
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
 }
 
 func (o Options) operators(experiment string, tau int) []unlearn.Operator {
@@ -105,7 +119,7 @@ func Run(ctx context.Context, experiment string, cfg Config, opt Options) (*Reco
 	}
 	spec := r.Stream
 	src := Source{Generated: &spec, Kind: string(spec.Kind), D: spec.D, T: spec.T}
-	var ws workspace
+	ws := workspace{meter: meter{workers: opt.workers()}}
 	rec, err := ws.run(ctx, h, src, r, experiment, opt)
 	if err != nil {
 		return nil, err
@@ -135,7 +149,7 @@ func RunHistory(ctx context.Context, h *stream.History, src Source, cfg Config, 
 		experiment = "run"
 	}
 	r := cfg.resolve(len(h.Events))
-	var ws workspace
+	ws := workspace{meter: meter{workers: opt.workers()}}
 	rec, err := ws.run(ctx, h, src, r, experiment, opt)
 	if err != nil {
 		return nil, err
@@ -169,10 +183,7 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 			return nil, fmt.Errorf("grid %q configuration %d (%s): %w", g.Name, i, c.ID(), err)
 		}
 	}
-	workers := opt.Workers
-	if workers <= 0 {
-		workers = runtime.GOMAXPROCS(0)
-	}
+	workers := opt.workers()
 	idx := opt.Shard.Indices(len(g.Configs))
 	if len(idx) == 0 {
 		return nil, fmt.Errorf("%w: shard %s selects none of the %d configurations of grid %q",
@@ -201,7 +212,10 @@ func RunGrid(ctx context.Context, g Grid, opt Options) (*Results, error) {
 	})
 	for range min(workers, len(idx)) {
 		eg.Go(func() error {
-			var ws workspace // per-worker buffers, reused across configurations
+			// Per-worker buffers, reused across configurations; the
+			// configurations already use every worker, so each measures
+			// its states on its own goroutine.
+			ws := workspace{meter: meter{workers: 1}}
 			for j := range jobs {
 				i := idx[j]
 				c := g.Configs[i].resolve(0)
@@ -328,16 +342,18 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 
 	// 5. Propagation and metrics: state k follows e_{t_del+k}; every state
 	// is measured against the reference before the next event is applied.
-	probes, err := ws.meter.reset(c, d, uset, len(states))
-	if err != nil {
+	if err := ws.meter.reset(c, d, uset, len(states)); err != nil {
 		return nil, err
 	}
-	rec.Probes = probes
+	if len(c.ProbeVectors) == 0 { // given vectors are in rec.Config already
+		rec.ProbeSpec = &ProbeSpec{Generator: align.ProbeGenerator, Seed: *c.ProbeSeed, Count: c.Probes}
+	}
 	skipped0 := make([]int, len(states))
 	for i, st := range states {
 		skipped0[i] = st.Skipped()
 	}
 	next := nextInserts(h.Events, c.TDel, c.Horizon)
+	lastProgress := time.Now()
 	for k := 0; k <= c.Horizon; k++ {
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
@@ -351,13 +367,12 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 					}
 				}
 			}
-			if k%256 == 0 {
-				if ctx.Err() != nil {
-					return nil, ctx.Err()
-				}
-				if opt.StepProgress != nil {
-					opt.StepProgress(k, c.Horizon)
-				}
+			if ctx.Err() != nil { // every step: a step may take seconds at high d
+				return nil, ctx.Err()
+			}
+			if opt.StepProgress != nil && (k%256 == 0 || time.Since(lastProgress) >= 200*time.Millisecond) {
+				opt.StepProgress(k, c.Horizon)
+				lastProgress = time.Now()
 			}
 		}
 		var z *stream.Sample

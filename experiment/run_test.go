@@ -50,7 +50,9 @@ func TestExperiment2SmallConfig(t *testing.T) {
 			// Recent mode takes the last |U| inserts of the prefix (spec §4);
 			// the generators give event t the id t (spec §8).
 			assert.Equal(t, []int64{56, 57, 58, 59, 60}, r.U, "U")
-			assert.Equal(t, c.Probes, len(r.Probes), "probes")
+			assert.Equal(t, c.Probes, r.NumProbes(), "probes")
+			require.NotNil(t, r.ProbeSpec, "probe_spec")
+			assert.Empty(t, r.Probes, "seeded probes are stored by their specification")
 			steps := c.Horizon + 1
 			for _, m := range r.Methods {
 				s := m.Series

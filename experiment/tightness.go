@@ -48,7 +48,7 @@ const (
 
 // CertifiableConfig returns the certifiable variant of the learner of a
 // configuration c on its generated stream (c.Stream, defaults resolved):
-// SPEC §2's learner with c's τ and η, plus the options that let package
+// spec §2's learner with c's τ and η, plus the options that let package
 // certify derive a sensitivity α from public quantities (docs/theory.md
 // §15.2) — all computed from the generator's public parameters
 // (stream.DefaultQuadraticOptions, stream.DefaultLogisticOptions and
@@ -75,7 +75,7 @@ const (
 //     10⁻⁹, and angle r̄ = [IsotropicPairAngle] at κ = 1,
 //     [AnisotropicPairAngle] otherwise; γ₀ stays 1.
 //
-// The benchmark's own runs ([RunGrid]) use the plain SPEC §2 learner,
+// The benchmark's own runs ([RunGrid]) use the plain spec §2 learner,
 // which is not certifiable (no radius); this variant serves the tightness
 // table only ([RunTightness]). Errors: c invalid (*ConfigError).
 func CertifiableConfig(c Config) (olbfgs.Config, error) {
@@ -188,7 +188,7 @@ type TightnessMethod struct {
 func (m TightnessMethod) Holds() bool { return m.Alpha >= m.Deviation }
 
 // Ratio returns α ÷ deviation (the bound's slack; 1 is tight), with
-// x/0 = ∞ for x > 0 and 0/0 = 1 (SPEC §8's convention, as [AUCRatio]).
+// x/0 = ∞ for x > 0 and 0/0 = 1 (spec §8's convention, as [AUCRatio]).
 func (m TightnessMethod) Ratio() float64 { return AUCRatio(m.Alpha, m.Deviation) }
 
 // TightnessOptions control [RunTightness]. The zero value runs the paper's
@@ -236,7 +236,7 @@ func RunTightness(ctx context.Context, g Grid, opt TightnessOptions) (*Tightness
 		workers = runtime.GOMAXPROCS(0)
 	}
 	out := &Tightness{Format: TightnessFormat, Grid: g.Name, Records: make([]TightnessRecord, len(g.Configs)),
-		Learner: "certifiable o-LBFGS (experiment.CertifiableConfig): SPEC §2 with radius, sample bound and pair guard from the generators' public parameters"}
+		Learner: "certifiable o-LBFGS (experiment.CertifiableConfig): spec §2 with radius, sample bound and pair guard from the generators' public parameters"}
 	var next sync.Mutex
 	i := 0
 	eg, ctx := errgroup.WithContext(ctx)

@@ -114,7 +114,7 @@ func FromRecord(rec *experiment.Record, source string, opt Options) (*Report, er
 		{"stream", stream},
 		{"deletion", fmt.Sprintf("mode %s, t_del = %d, U = %v", c.Mode, c.TDel, rec.U)},
 		{"learner", fmt.Sprintf("τ = %d, η = %g, γ₀ = %g", rec.Learner.Tau, rec.Learner.Eta, rec.Learner.Gamma0)},
-		{"metrics", fmt.Sprintf("H = %d, m_q = %d, λ_Z = %s", c.Horizon, len(rec.Probes), lambdaZ(c))},
+		{"metrics", fmt.Sprintf("H = %d, m_q = %d, λ_Z = %s", c.Horizon, rec.NumProbes(), lambdaZ(c))},
 		{"seeds", seedsOf(rec)},
 		{"methods", strings.Join(methodLabels(rec), ", ")},
 	}

@@ -98,17 +98,9 @@ func defaultReportDir(path string, dir bool) string {
 	return strings.TrimSuffix(path, filepath.Ext(path)) + "-report"
 }
 
+// readRecordFile reads a run record and the series file it names.
 func readRecordFile(path string) (*experiment.Record, error) {
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	defer f.Close()
-	rec, err := experiment.ReadRecord(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rec, nil
+	return experiment.ReadRecordFile(path)
 }
 
 // writeResultsReport writes the report of results written to dir into

@@ -38,9 +38,11 @@ each intervened state beside the deletion-edited counterfactual on the same
 future events e_{t_del+1}..e_{t_del+H}, and records E_w, E_Z, E_Θ, D_upd and
 M_direct at every step (spec §3). It prints a summary table and, with --out,
 writes the run record: the resolved configuration, the stream file's SHA-256,
-U, the probe vectors and every per-step series — all another implementation of
-the spec needs to reproduce the series from the same file, and the command line
-that made it ("unlearn report FILE" draws its figures).
+U, the probes (by generator, seed and m_q; given vectors as given) and the
+command line — all another implementation of the spec needs to reproduce the
+series from the same file — with the per-step series in a CSV file beside it
+(--out run.json writes run.series.csv, one row per method and step, named in
+the record; "unlearn report FILE" reads both and draws the figures).
 
 U is --deleted, or chosen by --mode (recent, old, random, high-gradient) with
 --count ids (random mode seeded by --seed); delete events inside the prefix
@@ -133,9 +135,10 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 			}
 			if out != "" {
 				rec.Provenance = provenance(cmd, nil)
-				if err := experiment.WriteRecordFile(out, rec); err != nil {
+				if err := experiment.WriteRecordFiles(out, rec); err != nil {
 					return err
 				}
+				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", filepath.Join(filepath.Dir(out), experiment.SeriesFileName(out)))
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
 			}
 			if seriesCSV != "" {

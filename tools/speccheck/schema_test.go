@@ -135,11 +135,11 @@ func formats() []format {
 			},
 		},
 		{
-			name: "run record", schema: "unlearn-run-v1.schema.json",
+			name: "run record", schema: "unlearn-run-v2.schema.json",
 			docs: func(o *outputs) map[string][]byte { return o.records },
 			read: func(_ *outputs, doc []byte) error { _, err := experiment.ReadRecord(bytes.NewReader(doc)); return err },
 			broken: []breakage{
-				{"format v2", "file", editDoc(set("format", "unlearn-run/v2")), true},
+				{"format v3", "file", editDoc(set("format", "unlearn-run/v3")), true},
 				{"unknown summary field", "file", editDoc(set("methods/0/summary/median", 1)), true},
 				{"unknown config field", "generated", editDoc(set("config/stream/noise", 1)), true},
 				{"series value Inf unquoted as a word", "generated", editDoc(set("methods/1/series/E_w/0", "Inf")), true},

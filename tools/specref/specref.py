@@ -5,14 +5,22 @@ It shares no code with the Go toolkit: it reads a stream file (spec §1.1) and
 a run record written by `unlearn run --out`, rebuilds every state of the run
 from the spec's definitions alone (o-LBFGS with the two-loop recursion, the
 deletion set of the deterministic modes, the nine operators, the
-deletion-edited counterfactual, the metrics with the record's probe vectors,
+deletion-edited counterfactual, the metrics with the run's probe vectors,
 computed literally), and compares its per-step series
-with the CSV written by `unlearn run --series-csv`.
+with the CSV written by `unlearn run --out` beside the record (or by
+`--series-csv`).
+
+The probe vectors are the record's config.probe_vectors (given probes) or
+"probes" (records of format unlearn-run/v1); a record of seeded probes stores
+only their generator, seed and m_q (probe_spec), and Go's normal sampler is not
+Python's, so pass the vectors drawn by align.SeededProbes with --probes FILE
+(a JSON array of vectors). Only the random draw comes from Go; every metric is
+computed here.
 
 Exit status 0 when every value agrees within
 |ours − theirs| ≤ tol · max(1, ‖w⁻_k‖), 1 otherwise.
 
-Usage: specref.py STREAM RECORD SERIES_CSV [--tol 1e-9]
+Usage: specref.py STREAM RECORD SERIES_CSV [--tol 1e-9] [--probes FILE]
 Plain Python (no numpy), so keep runs small: it is a check, not a tool.
 """
 import csv
@@ -213,7 +221,18 @@ def main(argv):
     tdel, H, tau = cfg["t_del"], cfg["horizon"], lc["tau"]
     lamz = cfg.get("lambda_z", 1.0)
     U = set(rec["U"])
-    probes = rec["probes"]
+    if "--probes" in argv:
+        probes = json.load(open(argv[argv.index("--probes") + 1]))
+    elif rec.get("probes"):
+        probes = rec["probes"]
+    elif rec["config"].get("probe_vectors"):
+        probes = rec["config"]["probe_vectors"]
+    else:
+        print("the record stores its probes by seed (probe_spec); pass --probes FILE")
+        return 2
+    if len(probes) != (rec["probe_spec"]["count"] if "probe_spec" in rec else len(probes)):
+        print("--probes holds %d vectors, the record's probe_spec.count is %d" % (len(probes), rec["probe_spec"]["count"]))
+        return 2
 
     def new():
         return State(loss.d, tau, lc["eta"], lc["gamma0"], lc["curvature_tol"])

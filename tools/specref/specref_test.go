@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -77,8 +78,24 @@ func TestToolkitMatchesIndependentImplementation(t *testing.T) {
 			}
 			write(t, recordFile, rb.Bytes())
 			write(t, seriesFile, sb.Bytes())
+			// The record stores its probes by seed; Go's normal sampler
+			// draws them (specref.py computes every metric itself).
+			if rec.ProbeSpec == nil {
+				t.Fatal("the record stores no probe_spec")
+			}
+			pv, err := rec.ProbeVectors()
+			if err != nil {
+				t.Fatal(err)
+			}
+			pj, err := json.Marshal(pv)
+			if err != nil {
+				t.Fatal(err)
+			}
+			probesFile := filepath.Join(dir, "probes.json")
+			write(t, probesFile, pj)
+			args := []string{"specref.py", streamFile, recordFile, seriesFile, "--probes", probesFile}
 
-			out, err := exec.Command(python, "specref.py", streamFile, recordFile, seriesFile).CombinedOutput()
+			out, err := exec.Command(python, args...).CombinedOutput()
 			if err != nil {
 				t.Fatalf("specref.py disagrees with the toolkit: %v\n%s", err, out)
 			}
@@ -125,7 +142,7 @@ func TestToolkitMatchesIndependentImplementation(t *testing.T) {
 					t.Fatal(err)
 				}
 				write(t, seriesFile, cb.Bytes())
-				if out, err := exec.Command(python, "specref.py", streamFile, recordFile, seriesFile).CombinedOutput(); err == nil {
+				if out, err := exec.Command(python, args...).CombinedOutput(); err == nil {
 					t.Fatalf("specref.py accepted a corrupted series (%s):\n%s", c.name, out)
 				}
 			}
