@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"math/big"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -263,24 +262,9 @@ func TestReleaseJSONHasNoPrivateFields(t *testing.T) {
 	require.Equal(t, "config format loss memory w", strings.Join(keys, " "))
 }
 
-// exactDistance returns ‖a − b‖₂ of two float64 vectors computed exactly
-// (math/big, 2200-bit differences), rounded up to a float64: a deviation
-// compared with α without any tolerance.
-func exactDistance(a, b []float64) float64 {
-	sum := new(big.Float).SetPrec(4400)
-	for i := range a {
-		x := new(big.Float).SetPrec(2200).SetFloat64(a[i])
-		x.Sub(x, new(big.Float).SetPrec(2200).SetFloat64(b[i]))
-		x.Mul(x, x)
-		sum.Add(sum, x)
-	}
-	r := new(big.Float).SetPrec(200).Sqrt(sum)
-	f, acc := r.Float64()
-	if acc == big.Below {
-		f = math.Nextafter(f, math.Inf(1))
-	}
-	return f
-}
+// exactDistance is floatbits.ExactDistance: a distance computed exactly
+// and rounded up, compared with α without any tolerance.
+func exactDistance(a, b []float64) float64 { return floatbits.ExactDistance(a, b) }
 
 // Programmer errors panic with the package prefix.
 func TestNilArgumentsPanic(t *testing.T) {

@@ -9,13 +9,13 @@ import (
 	"io"
 	"io/fs"
 	"math"
-	"math/big"
 	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"unlearn/internal/floatbits"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/floats"
@@ -348,24 +348,7 @@ func ExactDistance(a, b []float64) float64 {
 	if len(a) != len(b) {
 		panic(fmt.Sprintf("experiment: ExactDistance: lengths %d and %d", len(a), len(b)))
 	}
-	const prec = 4400
-	sum := new(big.Float).SetPrec(prec)
-	for i := range a {
-		x := new(big.Float).SetPrec(prec).SetFloat64(a[i])
-		x.Sub(x, new(big.Float).SetPrec(prec).SetFloat64(b[i]))
-		x.Mul(x, x)
-		sum.Add(sum, x)
-	}
-	r := new(big.Float).SetPrec(200).Sqrt(sum)
-	f, _ := r.Float64()
-	sq := new(big.Float).SetPrec(prec)
-	for {
-		v := new(big.Float).SetPrec(prec).SetFloat64(f)
-		if sq.Mul(v, v).Cmp(sum) >= 0 {
-			return f
-		}
-		f = math.Nextafter(f, math.Inf(1))
-	}
+	return floatbits.ExactDistance(a, b)
 }
 
 // WriteJSON writes t as indented JSON; NaN and ±Inf are never present.

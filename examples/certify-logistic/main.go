@@ -43,8 +43,8 @@ import (
 	"io"
 	"log"
 	"math"
-	"math/big"
 	"os"
+	"unlearn/experiment"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -290,22 +290,6 @@ func projected(w []float64, r float64) []float64 {
 	return out
 }
 
-// exactDistance returns ‖a − b‖₂ computed exactly (math/big, 2200-bit
-// differences, a 200-bit square root) and rounded up to a float64: a
-// deviation compared with α without any tolerance. (The same computation
-// as certify's regression tests.)
-func exactDistance(a, b []float64) float64 {
-	sum := new(big.Float).SetPrec(4400)
-	for i := range a {
-		x := new(big.Float).SetPrec(2200).SetFloat64(a[i])
-		x.Sub(x, new(big.Float).SetPrec(2200).SetFloat64(b[i]))
-		x.Mul(x, x)
-		sum.Add(sum, x)
-	}
-	r := new(big.Float).SetPrec(200).Sqrt(sum)
-	f, acc := r.Float64()
-	if acc == big.Below {
-		f = math.Nextafter(f, math.Inf(1))
-	}
-	return f
-}
+// exactDistance is experiment.ExactDistance: ‖a − b‖₂ computed exactly
+// and rounded up, so that a deviation is compared with α without tolerance.
+func exactDistance(a, b []float64) float64 { return experiment.ExactDistance(a, b) }
