@@ -102,7 +102,7 @@ func CheckProbes(probes [][]float64, d int) error {
 func norm2(v []float64) float64 {
 	var s float64
 	for _, x := range v {
-		s += x * x
+		s += float64(x * x) // rounded before the add: no FMA on any build
 	}
 	if s > 0x1p-900 && s < 0x1p900 || s == 0 && allZero(v) {
 		return math.Sqrt(s)
