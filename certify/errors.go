@@ -126,7 +126,7 @@ func specErr(field string, v any, err error) error {
 // VerifyError reports why a certificate does not verify: the certificate
 // field (JSON name) or state part that fails, and the cause.
 type VerifyError struct {
-	// Field is the JSON field of the certificate ("before_sha256",
+	// Field is the JSON field of the certificate ("release_sha256",
 	// "alpha.value", "sigma", …) or the part of a state ("after.memory").
 	Field string
 	// Err wraps one of the sentinels above (ErrHash, ErrAlpha, ErrSigma, …).

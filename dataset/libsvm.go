@@ -7,6 +7,8 @@ import (
 	"io"
 	"math"
 	"strconv"
+
+	"unlearn/stream"
 )
 
 // svmSource reads a LIBSVM/svmlight file:
@@ -72,7 +74,7 @@ func (s *svmSource) fail(col int, err error) error {
 
 func (s *svmSource) next() (row, error) {
 	for {
-		b, err := readLine(s.br, &s.buf)
+		b, err := stream.ReadLine(s.br, &s.buf)
 		if err == io.EOF {
 			return row{}, io.EOF
 		}
@@ -198,28 +200,4 @@ func cutColon(tok []byte) (name, val []byte, ok bool) {
 		return nil, nil, false
 	}
 	return tok[:i], tok[i+1:], true
-}
-
-// readLine returns the next line without its '\n', using *buf for lines
-// longer than the reader's buffer; io.EOF when no line is left. A last line
-// without a final newline is returned normally.
-func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
-	b, err := br.ReadSlice('\n')
-	if err == bufio.ErrBufferFull {
-		*buf = append((*buf)[:0], b...)
-		for err == bufio.ErrBufferFull {
-			b, err = br.ReadSlice('\n')
-			*buf = append(*buf, b...)
-		}
-		b = *buf
-	}
-	switch {
-	case err == io.EOF && len(b) == 0:
-		return nil, io.EOF
-	case err == io.EOF:
-		return b, nil
-	case err != nil:
-		return nil, err
-	}
-	return b[:len(b)-1], nil
 }

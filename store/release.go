@@ -35,7 +35,8 @@ type Released struct {
 //   - When every forget so far was served exactly, the state is the replay
 //     from θ0 of the deletion-edited log, bit for bit what training without
 //     the forgotten samples gives: it is released as it is, memory
-//     included, with α = 0 (certify.CertifyReplayed).
+//     included, with α = 0 (certify.CertifyExact, with the store's own
+//     establishment of exactness).
 //   - When exactly one approximate forget is pending, α is derived from its
 //     public description — the deleted inserts' ages at the request, the
 //     update steps both trajectories took since (the inserts ingested after

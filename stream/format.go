@@ -45,7 +45,7 @@ func Read(r io.Reader) (*History, error) {
 		evs  []Event
 	)
 	for {
-		b, err := readLine(br, &buf)
+		b, err := ReadLine(br, &buf)
 		if err == io.EOF {
 			break
 		}
@@ -108,10 +108,12 @@ func ReadFile(name string) (*History, error) {
 	return h, nil
 }
 
-// readLine returns the next line without its '\n', using *buf for lines
-// longer than the reader's buffer. It returns io.EOF when no line is left;
-// a last line without a final newline is returned normally.
-func readLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
+// ReadLine returns the next line of br without its '\n', using *buf for
+// lines longer than the reader's buffer (the result may alias *buf or br's
+// buffer until the next call). It returns io.EOF when no line is left; a
+// last line without a final newline is returned normally. The stream
+// reader and package dataset's line-based readers share it.
+func ReadLine(br *bufio.Reader, buf *[]byte) ([]byte, error) {
 	b, err := br.ReadSlice('\n')
 	if err == bufio.ErrBufferFull {
 		*buf = append((*buf)[:0], b...)

@@ -28,7 +28,7 @@ type Reader struct {
 // positioned at the first event. Errors are *LineError values for line 1.
 func NewReader(r io.Reader) (*Reader, error) {
 	rd := &Reader{br: bufio.NewReaderSize(r, 64<<10)}
-	b, err := readLine(rd.br, &rd.buf)
+	b, err := ReadLine(rd.br, &rd.buf)
 	rd.line = 1
 	switch {
 	case err == io.EOF:
@@ -61,7 +61,7 @@ func (r *Reader) Line() int { return r.line }
 // Next returns the next event, or io.EOF after the last one. The event's
 // payload is newly allocated and may be kept.
 func (r *Reader) Next() (Event, error) {
-	b, err := readLine(r.br, &r.buf)
+	b, err := ReadLine(r.br, &r.buf)
 	if err == io.EOF {
 		return Event{}, io.EOF
 	}
