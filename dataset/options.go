@@ -121,6 +121,11 @@ func (o Options) lambda() float64 {
 	return *o.Lambda
 }
 
+// DetectFormat returns the format Open reads path in: o.Format if set
+// (an *OptionError if it is not a known format), else the format its
+// name suggests (see Options.Format), else an *OptionError for Format.
+func DetectFormat(path string, o Options) (Format, error) { return o.format(path) }
+
 // format returns the resolved format of path.
 func (o Options) format(path string) (Format, error) {
 	if o.Format != "" {

@@ -34,6 +34,7 @@ type Reader struct {
 	lim  int    // Options.Limit
 	val  *stream.Validator
 	keys []Mapping
+	line int // the line of the last event returned
 	done bool
 }
 
@@ -240,11 +241,18 @@ func (r *Reader) Next() (stream.Event, error) {
 		return stream.Event{}, fmt.Errorf("dataset: %s: row with id %d: %w", r.path, rw.id, err)
 	}
 	r.st.Emitted++
+	r.line = rw.line
 	if rw.key != "" {
 		r.keys = append(r.keys, Mapping{ID: rw.id, Key: rw.key})
 	}
 	return e, nil
 }
+
+// Line returns the 1-based line of the data file that held the event
+// Next returned last (CSV and LIBSVM), or 0 (IDX, or before the first
+// event). A consumer that refuses an event (the model store's ingest) names
+// the line with it.
+func (r *Reader) Line() int { return r.line }
 
 // Close closes the file. It is safe to call more than once.
 func (r *Reader) Close() error {

@@ -122,7 +122,10 @@ docs/data.md and docs/results-real.md.`,
 				grid = experiment.UnstableGrid()
 			}
 			if data == "" {
-				for _, name := range dataOnlyFlags {
+				if err := onlyWithData(cmd.Flags()); err != nil {
+					return err
+				}
+				for _, name := range benchDataFlags {
 					if cmd.Flags().Changed(name) {
 						return flagError(name, "only with --data")
 					}
@@ -177,7 +180,7 @@ docs/data.md and docs/results-real.md.`,
 	f.BoolVar(&noReport, "no-report", false, "do not write the report (DIR/report) at the end")
 	f.StringVar(&cpuProfile, "cpuprofile", "", "write a CPU profile of the run to this file")
 	f.StringVar(&data, "data", "", "run on this data set (CSV, LIBSVM or IDX) instead of the synthetic streams")
-	df.add(f, false)
+	df.add(f, 0)
 	f.IntVar(&events, "events", experiment.Exp2T, "with --data: events T per stream, the first T rows of each seed's order (at most the rows selected)")
 	f.IntVar(&tdel, "t-del", experiment.Exp2TDel, "with --data: deletion time t_del (H = T − t_del)")
 	f.IntVar(&mq, "mq", experiment.DefaultProbes, "with --data: number of probe vectors m_q")
@@ -187,9 +190,9 @@ docs/data.md and docs/results-real.md.`,
 	return cmd
 }
 
-// dataOnlyFlags are bench's flags that apply to --data runs only.
-var dataOnlyFlags = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines", "no-header", "d", "sparse", "labels", "scale",
-	"classes", "events", "t-del", "mq", "taus", "modes", "seeds"}
+// benchDataFlags are bench's own flags (beside the data flags) that apply
+// to --data runs only.
+var benchDataFlags = []string{"events", "t-del", "mq", "taus", "modes", "seeds"}
 
 // dataGrid builds the benchmark grid of bench --data: the file is read in
 // full once (checked, counted, hashed), then τ × mode × seed.

@@ -1,12 +1,10 @@
 package main
 
 import (
-	"errors"
 	"fmt"
 	"io"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 
 	"unlearn/dataset"
 	"unlearn/internal/atomicfile"
@@ -14,78 +12,6 @@ import (
 )
 
 func init() { register(newConvertCmd) }
-
-// dataFlags are the flags that say how to read a data file (package
-// dataset), shared by convert and bench --data.
-type dataFlags struct {
-	format, label, id, kind, labels string
-	exclude, classes                []string
-	comma                           string
-	lambda, scale                   float64
-	d, limit, skipLines             int
-	noHeader, sparse                bool
-	shuffle                         uint64
-}
-
-// add registers the flags; withOrder adds --shuffle-seed and --limit.
-func (df *dataFlags) add(f *pflag.FlagSet, withOrder bool) {
-	f.StringVar(&df.format, "format", "", "input format: csv, libsvm or idx (default: from the file name)")
-	f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes) or regression (real targets)")
-	f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
-	f.StringVar(&df.label, "label", "", "CSV: the label column, by header name or 1-based index (required for CSV)")
-	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside --out)")
-	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
-	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
-	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
-	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
-	f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
-	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: write sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
-	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
-	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
-	f.StringSliceVar(&df.classes, "classes", nil, "two class labels NEG,POS mapped to -1 and +1; rows of other classes are skipped and counted (required for IDX)")
-	if withOrder {
-		f.Uint64Var(&df.shuffle, "shuffle-seed", 0, "stream the rows in a seeded random order (default: file order)")
-		f.IntVar(&df.limit, "limit", 0, "keep only the first N rows of the (shuffled) order (0: all)")
-	}
-}
-
-// options returns the dataset options the flags describe.
-func (df *dataFlags) options(fl *pflag.FlagSet) (dataset.Options, error) {
-	o := dataset.Options{
-		Format: dataset.Format(df.format), Kind: stream.Kind(df.kind), Lambda: new(df.lambda),
-		Label: df.label, ID: df.id, Exclude: df.exclude, D: df.d, Labels: df.labels, Scale: df.scale,
-		Classes: df.classes, Limit: df.limit, SkipLines: df.skipLines, NoHeader: df.noHeader, Sparse: df.sparse,
-	}
-	if df.comma != "" {
-		r := []rune(df.comma)
-		if len(r) != 1 {
-			return o, flagError("comma", "%q: want a single character", df.comma)
-		}
-		o.Comma = r[0]
-	}
-	if fl.Lookup("shuffle-seed") != nil && fl.Changed("shuffle-seed") {
-		o.Shuffle = new(df.shuffle)
-	}
-	return o, nil
-}
-
-// dataOptionError rewords a dataset option error as an error naming the
-// flag that sets the field.
-func dataOptionError(err error) error {
-	var oe *dataset.OptionError
-	if !errors.As(err, &oe) {
-		return err
-	}
-	flag := map[string]string{
-		"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
-		"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
-		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header", "Sparse": "sparse",
-	}[oe.Field]
-	if flag == "" {
-		return err
-	}
-	return flagError(flag, "%s", oe.Msg)
-}
 
 func newConvertCmd() *cobra.Command {
 	var (
@@ -170,12 +96,8 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 				fmt.Fprintf(stderr, "skipped %d comment lines\n", st.Comments)
 			}
 			fmt.Fprintf(stderr, "wrote %s\n", out)
-			if m := r.Mapping(); len(m) > 0 {
-				mf := dataset.MappingFile(out)
-				if err := dataset.WriteMappingFile(mf, m); err != nil {
-					return fmt.Errorf("id mapping: %w", err)
-				}
-				fmt.Fprintf(stderr, "wrote %s (%d string ids)\n", mf, len(m))
+			if err := writeMapping(stderr, dataset.MappingFile(out), r.Mapping()); err != nil {
+				return err
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "events %d, kind %s, d %d, lambda %.4g, rows read %d\n", n, hdr.Kind, hdr.D, hdr.Lambda, st.Rows)
 			return nil
@@ -183,6 +105,6 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output stream file (required)")
-	df.add(f, true)
+	df.add(f, withShuffle|withLimit)
 	return cmd
 }

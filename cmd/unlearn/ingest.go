@@ -1,24 +1,31 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"math"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"unlearn/dataset"
+	"unlearn/internal/floatbits"
 	"unlearn/store"
+	"unlearn/stream"
 )
 
 func init() { register(newIngestCmd) }
 
 func newIngestCmd() *cobra.Command {
 	var (
-		dir   string
-		batch int
+		dir, data, mapping string
+		batch              int
+		offset             int64
+		df                 dataFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "ingest --store DIR FILE...",
-		Short: "Append the events of stream files to a store and train on them",
+		Use:   "ingest --store DIR (FILE... | --data FILE)",
+		Short: "Append the events of stream files or a data file to a store and train on them",
 		Long: `ingest reads each stream file one line at a time (memory does not grow with its
 length), checks that its header defines the store's loss, appends its inserts to
 the store's log and trains the learner on them (one o-LBFGS step each), storing a
@@ -30,21 +37,60 @@ forgotten id, a bad payload) rolls back its batch, and the error names its file
 and line; the batches before it stay.
 
 Delete events are refused: a deletion request is served by 'unlearn forget',
-which erases the data (a delete event would only mark the id).`,
-		Example: `  unlearn ingest --store model day1.jsonl day2.jsonl`,
-		Args:    cobra.ArbitraryArgs,
+which erases the data (a delete event would only mark the id).
+
+--data FILE ingests a data set (CSV, LIBSVM or IDX) read as "unlearn convert"
+reads it, with the same flags, streamed in file order one row at a time
+(memory holds one row and the ids seen, whatever the file's length; a seeded
+order would need every row in memory, so ingest has no --shuffle-seed). The
+data's loss (--kind, d, --lambda) must be the store's; a LIBSVM file takes the
+store's d unless --d is given. The store keeps dense payloads, so --sparse is
+refused.
+
+Ids: a row's id is the file's (the CSV --id integer, or the 1-based row
+number; a CSV string id maps to its row number) plus --id-offset. Ids are never
+renumbered behind the user's back: an id already in the store, or forgotten, is
+refused with the file and line, so ingesting a second file whose rows are
+numbered from 1 again needs --id-offset past the first file's ids (for
+example the number of rows already ingested). String-id mappings (id, key; ids
+with the offset) are written to --mapping, by default FILE.ids.csv beside the
+data file, for the rows committed.`,
+		Example: `  unlearn ingest --store model day1.jsonl day2.jsonl
+  unlearn ingest --store model --data day1.csv --label outcome --id name
+  unlearn ingest --store model --data day2.csv --label outcome --id name --id-offset 100000`,
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, files []string) error {
-			if len(files) == 0 {
-				return usageError{fmt.Errorf("no stream file to ingest (give one or more FILE arguments)")}
-			}
 			if batch < 0 {
 				return flagError("batch", "%d: must be non-negative (0: one transaction per file)", batch)
+			}
+			switch {
+			case data != "" && len(files) > 0:
+				return flagError("data", "give either stream files or --data, not both")
+			case data == "" && len(files) == 0:
+				return usageError{fmt.Errorf("no stream file to ingest (give one or more FILE arguments, or --data FILE)")}
+			case data == "":
+				if err := onlyWithData(cmd.Flags()); err != nil {
+					return err
+				}
+				for _, name := range []string{"id-offset", "mapping"} {
+					if cmd.Flags().Changed(name) {
+						return flagError(name, "only with --data")
+					}
+				}
+			case offset < 0:
+				return flagError("id-offset", "%d must be non-negative", offset)
 			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			if data != "" {
+				if mapping == "" {
+					mapping = dataset.MappingFile(data)
+				}
+				return ingestData(cmd, s, data, mapping, &df, offset, batch)
+			}
 			for _, name := range files {
 				f, err := os.Open(name)
 				if err != nil {
@@ -64,5 +110,87 @@ which erases the data (a delete event would only mark the id).`,
 	f := cmd.Flags()
 	f.StringVar(&dir, "store", "", "store directory (required)")
 	f.IntVar(&batch, "batch", 10000, "events per transaction (0: one transaction per file)")
+	f.StringVar(&data, "data", "", "ingest this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of stream files")
+	f.Int64Var(&offset, "id-offset", 0, "with --data: add this to every id of the file (ids already in the store are refused)")
+	f.StringVar(&mapping, "mapping", "", "with --data: where to write the string-id mapping (default: FILE.ids.csv beside the data file)")
+	df.add(f, 0)
 	return cmd
 }
+
+// ingestData is ingest --data: the data file streamed into the store.
+func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *dataFlags, offset int64, batch int) error {
+	opts, err := df.options(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	want := s.Header()
+	if opts.Sparse {
+		return flagError("sparse", "the store keeps dense payloads; ingest LIBSVM rows without --sparse")
+	}
+	if f, err := dataset.DetectFormat(path, opts); err == nil && f == dataset.LIBSVM && opts.D == 0 {
+		opts.D = want.D // the store's d, not the largest index of this file
+	}
+	hdr, r, err := openData(path, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	switch {
+	case hdr.Kind != want.Kind:
+		return flagError("kind", "%s, but the store's loss is %s", hdr.Kind, want.Kind)
+	case hdr.D != want.D:
+		return fmt.Errorf("--data %s: d = %d (the file's features), but the store's d is %d", path, hdr.D, want.D)
+	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
+		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
+	}
+	src := &shiftedIDs{r: r, offset: offset, path: path}
+	res, err := s.IngestEvents(src, store.IngestOptions{BatchSize: batch})
+	// The mapping of the committed rows (a prefix of the file order).
+	m := r.Mapping()
+	m = m[:min(len(m), res.Events)]
+	for i := range m {
+		m[i].ID += offset
+	}
+	if werr := writeMapping(cmd.ErrOrStderr(), mapping, m); werr != nil && err == nil {
+		err = werr
+	}
+	if err != nil {
+		var pe *dataset.PosError
+		if errors.As(err, &pe) {
+			return dataError(err)
+		}
+		if errors.Is(err, store.ErrEvent) && offset == 0 {
+			err = fmt.Errorf("%w (a data file's ids are its own, plus --id-offset)", err)
+		}
+		return fmt.Errorf("--data %s: %w", path, err)
+	}
+	st := r.Stats()
+	if st.Skipped > 0 {
+		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %d of %d rows (classes other than %v)\n", st.Skipped, st.Rows, opts.Classes)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events in %d transactions, %d checkpoints; log head at seq %d\n",
+		path, res.Events, res.Batches, res.Checkpoints, res.Head)
+	return nil
+}
+
+// shiftedIDs adds --id-offset to the ids of a data file's events; its
+// Line method gives the store's errors the file's line.
+type shiftedIDs struct {
+	r      *dataset.Reader
+	offset int64
+	path   string
+}
+
+func (s *shiftedIDs) Next() (stream.Event, error) {
+	e, err := s.r.Next()
+	if err != nil {
+		return e, err
+	}
+	if e.ID > math.MaxInt64-s.offset {
+		return stream.Event{}, flagError("id-offset", "%d: id %d of %s (line %d) would overflow", s.offset, e.ID, s.path, s.r.Line())
+	}
+	e.ID += s.offset
+	return e, nil
+}
+
+func (s *shiftedIDs) Line() int { return s.r.Line() }

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -11,7 +13,9 @@ import (
 	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"unlearn/dataset"
 	"unlearn/experiment"
 	"unlearn/internal/atomicfile"
 	"unlearn/stream"
@@ -20,6 +24,8 @@ import (
 func newRunCmd() *cobra.Command {
 	var (
 		in, out, seriesCSV, probesFile string
+		data                           string
+		df                             dataFlags
 		kind, mode                     string
 		kappa, eta, lambdaZ, scale     float64
 		seed                           uint64
@@ -30,7 +36,7 @@ func newRunCmd() *cobra.Command {
 	)
 	def := experiment.Experiment2()
 	cmd := &cobra.Command{
-		Use:   "run [--stream FILE] --t-del N --horizon H --tau T --eta E (--deleted IDS | --mode MODE --seed S)",
+		Use:   "run [--stream FILE | --data FILE] --t-del N --horizon H --tau T --eta E (--deleted IDS | --mode MODE --seed S)",
 		Short: "Run one configuration: every intervention beside the counterfactual, with per-step metrics",
 		Long: `run trains the o-LBFGS learner on the prefix e_1..e_{t_del} of a stream, deletes
 U at t_del, applies every unlearning operator of the paper (spec §5), propagates
@@ -48,11 +54,21 @@ U is --deleted, or chosen by --mode (recent, old, random, high-gradient) with
 --count ids (random mode seeded by --seed); delete events inside the prefix
 join U (spec §8). Without --stream, a stream is generated (--kind, --kappa,
 --seed, --events, --d) and --seed also seeds it. The probes are m_q seeded unit
-vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
+vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).
+
+--data FILE runs on a data set (CSV, LIBSVM or IDX) read as "unlearn convert"
+reads it, with the same flags (--format, --label, --id, --classes, …; --kind
+is then the data's loss kind, logistic by default or regression, and --d the
+LIBSVM dimension): the run is that of --stream on the converted file, in file
+order unless --shuffle-seed. --events T keeps the first T selected rows. The
+record names the file with its SHA-256; string ids are mapped to row numbers,
+the mapping written beside --out as OUT.ids.csv, and --deleted takes the
+mapped ids.`,
 		Example: `  unlearn gen --kind quadratic --seed 1 --out q.jsonl
   unlearn run --stream q.jsonl --t-del 500 --horizon 4500 --tau 10 --eta 0.1 --mode recent --out run.json
   unlearn run --stream q.jsonl --t-del 500 --deleted 17,42,99 --probes probes.json --out run.json
-  unlearn run --kind logistic --kappa 100 --seed 2 --events 1000 --t-del 300 --mode random`,
+  unlearn run --kind logistic --kappa 100 --seed 2 --events 1000 --t-del 300 --mode random
+  unlearn run --data heart_scale --format libsvm --t-del 100 --mode random --out heart-run.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
@@ -62,12 +78,24 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 			if _, err := stream.ParseMode(mode); err != nil && !fl.Changed("deleted") {
 				return flagError("mode", "%q: want recent, old, random or high-gradient", mode)
 			}
+			if in != "" && data != "" {
+				return flagError("data", "give either --stream or --data, not both")
+			}
 			if in != "" {
 				for _, gen := range []string{"kind", "kappa", "events", "d", "no-drift", "feature-scale"} {
 					if fl.Changed(gen) {
 						return flagError(gen, "only for generated streams; the stream comes from --stream %s", in)
 					}
 				}
+			}
+			if data != "" {
+				for _, gen := range []string{"kappa", "no-drift", "feature-scale"} {
+					if fl.Changed(gen) {
+						return flagError(gen, "only for generated streams; the stream comes from --data %s", data)
+					}
+				}
+			} else if err := onlyWithData(fl, "kind", "d"); err != nil {
+				return err
 			}
 			if err := positiveFlags(map[string]float64{"t-del": float64(tdel), "tau": float64(tau), "eta": eta,
 				"count": float64(count), "mq": float64(mq), "d": float64(d), "events": float64(events), "kappa": kappa}); err != nil {
@@ -112,13 +140,25 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 				}
 				bar.update(k, h)
 			}}
-			if in != "" {
-				h, src, err2 := experiment.StreamFile(in)
+			var mapping []dataset.Mapping
+			if in != "" || data != "" {
+				var (
+					h    *stream.History
+					src  experiment.Source
+					err2 error
+				)
+				flag, file := "stream", in
+				if data != "" {
+					flag, file = "data", data
+					h, src, mapping, err2 = runDataFile(fl, data, &df, kind, d, events)
+				} else {
+					h, src, err2 = experiment.StreamFile(in)
+				}
 				if err2 != nil {
 					return err2
 				}
 				if len(h.Events) < 2 {
-					return fmt.Errorf("--stream %s: the stream has %d event(s) after its header; run needs at least 2 (a prefix and a future event)", in, len(h.Events))
+					return fmt.Errorf("--%s %s: the stream has %d event(s); run needs at least 2 (a prefix and a future event)", flag, file, len(h.Events))
 				}
 				rec, err = experiment.RunHistory(ctx, h, src, cfg, "run", opt)
 			} else {
@@ -140,6 +180,9 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 				}
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", filepath.Join(filepath.Dir(out), experiment.SeriesFileName(out)))
 				fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+				if err := writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), mapping); err != nil {
+					return err
+				}
 			}
 			if seriesCSV != "" {
 				if err := writeAtomic(seriesCSV, rec.WriteSeriesCSV); err != nil {
@@ -169,14 +212,63 @@ vectors (--mq, --seed), or those of --probes FILE (a JSON array of vectors).`,
 	f.StringVar(&probesFile, "probes", "", "probe vectors: a JSON array of m_q unit vectors of length d")
 	f.IntVar(&mq, "mq", def.Probes, "number of seeded probe vectors m_q (without --probes)")
 	f.Float64Var(&lambdaZ, "lambda-z", *def.LambdaZ, "memory weight λ_Z of E_Θ = E_w + λ_Z E_Z")
-	f.StringVar(&kind, "kind", string(def.Stream.Kind), "generated stream: kind (quadratic or logistic)")
+	f.StringVar(&data, "data", "", "run on this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of a stream file")
+	f.StringVar(&kind, "kind", string(def.Stream.Kind), "loss kind: a generated stream's (quadratic or logistic); with --data the data's (logistic, the default there, or regression)")
 	f.Float64Var(&kappa, "kappa", def.Stream.Kappa, "generated stream: condition number κ")
-	f.IntVar(&events, "events", def.Stream.T, "generated stream: number of events T")
-	f.IntVar(&d, "d", def.Stream.D, "generated stream: dimension d")
+	f.IntVar(&events, "events", def.Stream.T, "generated stream: number of events T; with --data the first T selected rows (default: all)")
+	f.IntVar(&d, "d", def.Stream.D, "generated stream: dimension d; with --data the LIBSVM dimension (default: the largest index)")
 	f.BoolVar(&noDrift, "no-drift", false, "generated stream: turn curvature drift off")
 	f.Float64Var(&scale, "feature-scale", 0, "generated logistic stream: largest feature-covariance eigenvalue (0: 1; κ gives the chaotic regime)")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the record")
+	df.add(f, withShuffle|ownKindAndD)
 	return cmd
+}
+
+// runDataFile reads the data file of run --data whole (run needs every
+// event: the prefix, U and the future), hashing it for the record. --kind
+// and --d, registered by run for generated streams too, mean the data's
+// loss kind (logistic unless given) and the LIBSVM dimension (the largest
+// index unless given); --events T keeps the first T selected rows.
+func runDataFile(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d, events int) (*stream.History, experiment.Source, []dataset.Mapping, error) {
+	df.kind, df.d = "", 0
+	if fl.Changed("kind") {
+		df.kind = kind
+	}
+	if fl.Changed("d") {
+		df.d = d
+	}
+	opts, err := df.options(fl)
+	if err != nil {
+		return nil, experiment.Source{}, nil, err
+	}
+	if fl.Changed("events") {
+		opts.Limit = events
+	}
+	sum, err := fileSHA256(path)
+	if err != nil {
+		return nil, experiment.Source{}, nil, flagError("data", "%v", err)
+	}
+	ds, err := dataset.Load(path, opts)
+	if err != nil {
+		return nil, experiment.Source{}, nil, dataError(err)
+	}
+	h := ds.History
+	src := experiment.Source{File: path, SHA256: sum, Kind: string(h.Header.Kind), D: h.Header.D, T: len(h.Events)}
+	return h, src, ds.Mapping, nil
+}
+
+// fileSHA256 returns the hex SHA-256 of a file's bytes.
+func fileSHA256(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", fmt.Errorf("%s: %w", path, err)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
 // readProbes reads a JSON array of probe vectors.

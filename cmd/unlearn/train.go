@@ -3,36 +3,58 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/dataset"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
 
 func newTrainCmd() *cobra.Command {
 	var (
-		in, out      string
-		tau, upTo    int
-		eta, gamma0  float64
-		curvatureTol float64
+		in, out, data string
+		tau, upTo     int
+		eta, gamma0   float64
+		curvatureTol  float64
 	)
-	var certifiable certifiableFlags
+	var (
+		certifiable certifiableFlags
+		df          dataFlags
+	)
 	cmd := &cobra.Command{
-		Use:   "train --stream FILE --out FILE",
-		Short: "Replay a stream file through the o-LBFGS learner and save the state",
+		Use:   "train (--stream FILE | --data FILE) --out FILE",
+		Short: "Replay a stream or data file through the o-LBFGS learner and save the state",
 		Long: `train replays the events of a stream file (deletions included: a delete
 records the id as deleted and changes neither w nor Z, spec §2) from θ0 and
 writes the learner's full state — parameters, curvature memory with the source
 ids of every pair, deleted ids, configuration and stream header — as a
-versioned JSON snapshot (olbfgs-state/v1).`,
-		Example: `  unlearn gen --out q.jsonl && unlearn train --stream q.jsonl --out state.json`,
-		Args:    cobra.NoArgs,
+versioned JSON snapshot (olbfgs-state/v1).
+
+--data FILE trains on a data set (CSV, LIBSVM or IDX) read as "unlearn
+convert" reads it, with the same flags (--format, --label, --id, --kind,
+--classes, …): the state equals training on the converted stream file, bit for
+bit. The file is streamed (memory does not grow with its length) unless
+--shuffle-seed asks for a seeded order, which holds the selected rows (at most
+--events of them). String ids are mapped to row numbers, the mapping written
+beside --out as OUT.ids.csv. Errors name the file, line and column.`,
+		Example: `  unlearn gen --out q.jsonl && unlearn train --stream q.jsonl --out state.json
+  unlearn train --data heart_scale --format libsvm --tau 10 --out heart.state.json
+  unlearn train --data patients.csv --label outcome --id name --out state.json`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if in == "" {
-				return flagError("stream", "required")
+			switch {
+			case in == "" && data == "":
+				return flagError("stream", "required (or --data FILE)")
+			case in != "" && data != "":
+				return flagError("data", "give either --stream or --data, not both")
+			case data == "":
+				if err := onlyWithData(cmd.Flags()); err != nil {
+					return err
+				}
 			}
 			if out == "" {
 				return flagError("out", "required")
@@ -43,6 +65,14 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			}
 			if !(eta > 0) || math.IsInf(eta, 0) {
 				return flagError("eta", "%v must be positive and finite", eta)
+			}
+			if upTo < 0 {
+				return flagError("events", "%d must be non-negative (0: all)", upTo)
+			}
+			cfg := olbfgs.Config{Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
+			certifiable.apply(&cfg)
+			if data != "" {
+				return trainData(cmd, data, out, &df, upTo, cfg)
 			}
 			h, err := stream.ReadFile(in)
 			if err != nil {
@@ -55,8 +85,7 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if upTo > 0 {
 				events = events[:upTo]
 			}
-			cfg := olbfgs.Config{Dim: h.Header.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
-			certifiable.apply(&cfg)
+			cfg.Dim = h.Header.D
 			if err := cfg.Validate(); err != nil {
 				var ce *olbfgs.ConfigError
 				if errors.As(err, &ce) && ce.Field == "Dim" {
@@ -68,21 +97,12 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
-			snap, err := olbfgs.MarshalSnapshot(l, h.Header)
-			if err != nil {
-				return err
-			}
-			if err := writeFileAtomic(out, snap); err != nil {
-				return err
-			}
-			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
-			fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.4g\n",
-				l.T(), l.Memory().Len(), cfg.Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
-			return nil
+			return writeTrained(cmd, out, l, h.Header)
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&in, "stream", "", "input stream file (required)")
+	f.StringVar(&in, "stream", "", "input stream file (this or --data is required)")
+	f.StringVar(&data, "data", "", "train on this data set (CSV, LIBSVM or IDX; the data flags below say how to read it) instead of a stream file")
 	f.StringVarP(&out, "out", "o", "", "output state snapshot (required)")
 	f.IntVar(&tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
 	f.Float64Var(&eta, "eta", olbfgs.DefaultStepSize, "step size η")
@@ -90,5 +110,75 @@ versioned JSON snapshot (olbfgs-state/v1).`,
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&upTo, "events", 0, "replay only the first N events (0: all)")
 	certifiable.register(f)
+	df.add(f, withShuffle)
 	return cmd
+}
+
+// writeTrained writes the snapshot of l and prints its summary.
+func writeTrained(cmd *cobra.Command, out string, l *olbfgs.Learner, hdr stream.Header) error {
+	snap, err := olbfgs.MarshalSnapshot(l, hdr)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(out, snap); err != nil {
+		return err
+	}
+	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
+	fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.4g\n",
+		l.T(), l.Memory().Len(), l.Config().Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
+	return nil
+}
+
+// trainData is train --data: the events of the data file, streamed
+// through the learner one step at a time (as olbfgs.Replay steps through a
+// slice, so the state is that of training on the converted stream).
+// --events N reads only the first N selected rows.
+func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cfg olbfgs.Config) error {
+	opts, err := df.options(cmd.Flags())
+	if err != nil {
+		return err
+	}
+	opts.Limit = upTo
+	hdr, r, err := openData(path, opts)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	cfg.Dim = hdr.D
+	if err := cfg.Validate(); err != nil {
+		var ce *olbfgs.ConfigError
+		if errors.As(err, &ce) && ce.Field == "Dim" {
+			return fmt.Errorf("--data %s: d: %w", path, err)
+		}
+		return configFlagError(err)
+	}
+	loss, err := hdr.Loss()
+	if err != nil {
+		return fmt.Errorf("--data %s: %w", path, err)
+	}
+	l, err := olbfgs.New(cfg, loss)
+	if err != nil {
+		return configFlagError(err)
+	}
+	n := 0
+	for {
+		e, err := r.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return dataError(err)
+		}
+		if err := l.Step(e); err != nil {
+			return fmt.Errorf("--data %s: line %d (id %d): replay: %w", path, r.Line(), e.ID, err)
+		}
+		n++
+	}
+	if upTo > n {
+		return flagError("events", "%d, but %s selects %d rows", upTo, path, n)
+	}
+	if err := writeTrained(cmd, out, l, hdr); err != nil {
+		return err
+	}
+	return writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), r.Mapping())
 }

@@ -1,0 +1,173 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/pflag"
+
+	"unlearn/dataset"
+	"unlearn/stream"
+)
+
+// dataFlags are the flags that say how to read a data file (package
+// dataset). They mean the same in every command that reads one: convert
+// (the file is its argument), and train, run, bench and ingest (--data
+// FILE).
+type dataFlags struct {
+	format, label, id, kind, labels string
+	exclude, classes                []string
+	comma                           string
+	lambda, scale                   float64
+	d, limit, skipLines             int
+	noHeader, sparse                bool
+	shuffle                         uint64
+}
+
+// dataFlagSet says which of the optional data flags a command registers.
+type dataFlagSet uint8
+
+const (
+	// withShuffle registers --shuffle-seed (the reader then holds the
+	// selected rows in memory: not for ingest, which streams).
+	withShuffle dataFlagSet = 1 << iota
+	// withLimit registers --limit (commands with an --events flag use it
+	// instead).
+	withLimit
+	// ownKindAndD leaves --kind and --d to the command, which registers
+	// them with a meaning for its other inputs too (run: a generated
+	// stream's kind and d) and copies them into dataFlags.kind and .d.
+	ownKindAndD
+)
+
+// add registers the flags.
+func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
+	f.StringVar(&df.format, "format", "", "input format: csv, libsvm or idx (default: from the file name)")
+	if set&ownKindAndD == 0 {
+		f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes) or regression (real targets)")
+	}
+	f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
+	f.StringVar(&df.label, "label", "", "CSV: the label column, by header name or 1-based index (required for CSV)")
+	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside the output)")
+	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
+	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
+	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
+	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
+	if set&ownKindAndD == 0 {
+		f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
+	}
+	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
+	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
+	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
+	f.StringSliceVar(&df.classes, "classes", nil, "two class labels NEG,POS mapped to -1 and +1; rows of other classes are skipped and counted (required for IDX)")
+	if set&withShuffle != 0 {
+		f.Uint64Var(&df.shuffle, "shuffle-seed", 0, "stream the rows in a seeded random order (default: file order; holds the selected rows in memory)")
+	}
+	if set&withLimit != 0 {
+		f.IntVar(&df.limit, "limit", 0, "keep only the first N rows of the (shuffled) order (0: all)")
+	}
+}
+
+// dataFlagNames are the names of every flag add may register.
+var dataFlagNames = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines",
+	"no-header", "d", "sparse", "labels", "scale", "classes", "shuffle-seed", "limit"}
+
+// onlyWithData returns a flag error for the first data flag set on the
+// command line when no data file is read (--data not given); except names
+// flags that also have another meaning in the command.
+func onlyWithData(fl *pflag.FlagSet, except ...string) error {
+	for _, name := range dataFlagNames {
+		if fl.Lookup(name) == nil || !fl.Changed(name) {
+			continue
+		}
+		skip := false
+		for _, e := range except {
+			skip = skip || e == name
+		}
+		if !skip {
+			return flagError(name, "only with --data")
+		}
+	}
+	return nil
+}
+
+// options returns the dataset options the flags describe.
+func (df *dataFlags) options(fl *pflag.FlagSet) (dataset.Options, error) {
+	o := dataset.Options{
+		Format: dataset.Format(df.format), Kind: stream.Kind(df.kind), Lambda: new(df.lambda),
+		Label: df.label, ID: df.id, Exclude: df.exclude, D: df.d, Labels: df.labels, Scale: df.scale,
+		Classes: df.classes, Limit: df.limit, SkipLines: df.skipLines, NoHeader: df.noHeader, Sparse: df.sparse,
+	}
+	if df.comma != "" {
+		r := []rune(df.comma)
+		if len(r) != 1 {
+			return o, flagError("comma", "%q: want a single character", df.comma)
+		}
+		o.Comma = r[0]
+	}
+	if fl.Lookup("shuffle-seed") != nil && fl.Changed("shuffle-seed") {
+		o.Shuffle = new(df.shuffle)
+	}
+	return o, nil
+}
+
+// dataOptionError rewords a dataset option error as an error naming the
+// flag that sets the field.
+func dataOptionError(err error) error {
+	var oe *dataset.OptionError
+	if !errors.As(err, &oe) {
+		return err
+	}
+	flag := map[string]string{
+		"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
+		"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
+		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header", "Sparse": "sparse",
+	}[oe.Field]
+	if flag == "" {
+		return err
+	}
+	return flagError(flag, "%s", oe.Msg)
+}
+
+// dataError names the flag that gave a data file in an error about it:
+// option errors name their own flag; errors about the data (a
+// *dataset.PosError, which names the file, line and column) are prefixed
+// with --data.
+func dataError(err error) error {
+	if err == nil {
+		return nil
+	}
+	var oe *dataset.OptionError
+	if errors.As(err, &oe) {
+		return dataOptionError(err)
+	}
+	var pe *dataset.PosError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("--data %w", err)
+	}
+	return fmt.Errorf("--data: %w", err)
+}
+
+// openData opens the data file of --data with the options of the flags.
+// Errors name the flag (see dataError).
+func openData(path string, o dataset.Options) (stream.Header, *dataset.Reader, error) {
+	hdr, r, err := dataset.Open(path, o)
+	if err != nil {
+		return stream.Header{}, nil, dataError(err)
+	}
+	return hdr, r, nil
+}
+
+// writeMapping writes the string-id mapping of a data read to name
+// (dataset.MappingFile of the output, as convert does), if there is one,
+// and says so on stderr-like w.
+func writeMapping(w interface{ Write([]byte) (int, error) }, name string, m []dataset.Mapping) error {
+	if len(m) == 0 {
+		return nil
+	}
+	if err := dataset.WriteMappingFile(name, m); err != nil {
+		return fmt.Errorf("id mapping: %w", err)
+	}
+	fmt.Fprintf(w, "wrote %s (%d string ids)\n", name, len(m))
+	return nil
+}
