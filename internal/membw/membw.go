@@ -22,3 +22,19 @@ func Sum(x []float64) float64 {
 	}
 	return sumAVX2(&x[0], n) + floats.Sum(x[n:])
 }
+
+// Scale stores q·src[i] in dst[i]: the Scale kernel of McCalpin's STREAM
+// benchmark ("Memory Bandwidth and Machine Balance in Current High
+// Performance Computers", IEEE TCCA Newsletter, 1995), which counts
+// 16 bytes per element (one read, one write). Over vectors much larger
+// than the last-level cache it measures the sustainable memory bandwidth
+// of one core, the rate the olbfgs benchmarks state their floors in
+// (docs/performance.md). It panics if the lengths differ.
+func Scale(dst, src []float64, q float64) {
+	if len(dst) != len(src) {
+		panic("membw: Scale: length mismatch")
+	}
+	for i, x := range src {
+		dst[i] = q * x
+	}
+}

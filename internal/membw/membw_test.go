@@ -60,3 +60,15 @@ func TestPrefetchDistanceMatches(t *testing.T) {
 		require.Containsf(t, string(src), want, "%s must prefetch PrefetchDistance = %d bytes ahead", path, PrefetchDistance)
 	}
 }
+
+// TestScale: Scale stores q·src exactly (one rounding per element, as the
+// product is computed alone), and panics on a length mismatch.
+func TestScale(t *testing.T) {
+	src := []float64{1, -2.5, 0.1, 3e300}
+	dst := make([]float64, len(src))
+	Scale(dst, src, 3)
+	for i, x := range src {
+		require.Equal(t, 3*x, dst[i])
+	}
+	require.Panics(t, func() { Scale(dst[:1], src, 3) })
+}
