@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -169,4 +171,38 @@ func TestRoundTripTrainBitForBit(t *testing.T) {
 			})
 		}
 	}
+}
+
+// TestReaderLine: Line names the file line of the last event returned —
+// after the header row and comment lines, past rows of other classes — and
+// DetectFormat resolves formats as Open does.
+func TestReaderLine(t *testing.T) {
+	dir := t.TempDir()
+	svm := filepath.Join(dir, "l.svm")
+	require.NoError(t, os.WriteFile(svm, []byte("# comment\n1 1:0.5\n3 2:1\n# another\n0 1:2\n"), 0o644))
+	_, r, err := Open(svm, Options{Classes: []string{"0", "1"}})
+	require.NoError(t, err)
+	defer r.Close()
+	require.Equal(t, 0, r.Line(), "before the first event")
+	var lines []int
+	for {
+		if _, err := r.Next(); err == io.EOF {
+			break
+		} else {
+			require.NoError(t, err)
+		}
+		lines = append(lines, r.Line())
+	}
+	require.Equal(t, []int{2, 5}, lines, "line 3 holds class 3 (skipped); 1 and 4 are comments")
+
+	for name, want := range map[string]Format{"a.csv": CSV, "b.CSV.gz": CSV, "heart_scale": LIBSVM, "x.svm": LIBSVM, "train-images-idx3-ubyte": IDX} {
+		f, err := DetectFormat(name, Options{})
+		require.NoError(t, err, name)
+		require.Equal(t, want, f, name)
+	}
+	_, err = DetectFormat("data.bin", Options{})
+	require.ErrorIs(t, err, ErrOptions)
+	f, err := DetectFormat("data.bin", Options{Format: IDX})
+	require.NoError(t, err)
+	require.Equal(t, IDX, f)
 }
