@@ -198,6 +198,7 @@ func TestDataFlagErrors(t *testing.T) {
 		{"train bad cell", []string{"train", "--data", bad, "--label", "y", "--out", out}, "--data " + bad + ": line 3, column 1 (\"a\")"},
 		{"train missing label", []string{"train", "--data", bad, "--out", out}, "--label: required for CSV"},
 		{"run bad cell", []string{"run", "--data", bad, "--label", "y", "--t-del", "1"}, "--data " + bad + ": line 3, column 1"},
+		{"run too many events", []string{"run", "--data", files["libsvm"][0], "--events", "41", "--t-del", "5"}, "--events: 41, but"},
 		{"run generator flag", []string{"run", "--data", bad, "--label", "y", "--kappa", "3"}, "--kappa: only for generated streams"},
 		{"run data flag without data", []string{"run", "--classes", "0,1"}, "--classes: only with --data"},
 		{"ingest both", []string{"ingest", "--store", model, "--data", bad, "x.jsonl"}, "--data: give either"},

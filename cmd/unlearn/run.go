@@ -253,6 +253,9 @@ func runDataFile(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d, 
 		return nil, experiment.Source{}, nil, dataError(err)
 	}
 	h := ds.History
+	if fl.Changed("events") && len(h.Events) < events {
+		return nil, experiment.Source{}, nil, flagError("events", "%d, but %s selects %d rows", events, path, len(h.Events))
+	}
 	src := experiment.Source{File: path, SHA256: sum, Kind: string(h.Header.Kind), D: h.Header.D, T: len(h.Events)}
 	return h, src, ds.Mapping, nil
 }
