@@ -41,6 +41,10 @@ type Options struct {
 	// E_Z in exact arithmetic at d/m_q of the cost; see the package
 	// documentation. The two agree to round-off (tested at 1e-12 relative).
 	DirectProbes bool
+	// MemoryError selects how E_Z is computed. The zero value,
+	// MemoryErrorAuto, uses the pairs' coefficient space from d ≥
+	// CoefficientMinDim and the block sweep below; see coeff.go.
+	MemoryError MemoryErrorMethod
 }
 
 // Point holds the alignment metrics of one state against the reference at
@@ -96,6 +100,16 @@ type Engine struct {
 	hess     []float64 // H(α) of the next event, row-major d×d
 	refG     []float64 // ∇ℓ_e(w⁻)
 	refDir   []float64 // H_Z⁻ ∇ℓ_e(w⁻), column nb of refOut
+
+	// The coefficient space (nil: the block sweep only). The reference's
+	// block is then computed only when a state falls back to the block
+	// sweep, once per step (refMu, refBlock).
+	coef     *coeffSpace
+	refView  memView
+	refMu    sync.Mutex
+	refBlock bool
+	refIn    []float64
+	refBA    *blockApplier
 }
 
 // scratch is what measuring one state writes: the input block (basis
@@ -110,6 +124,8 @@ type scratch struct {
 	g   []float64
 	// diff is the scratch of grad and of E_w.
 	diff []float64
+	// cs is the scratch of the coefficient space (nil until used).
+	cs *coefScratch
 }
 
 func newScratch(d, ld int) *scratch {
@@ -174,6 +190,9 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 	}
 	nb := len(basis)
 	ld := (nb + 1 + 3) &^ 3
+	if opt.MemoryError < MemoryErrorAuto || opt.MemoryError > MemoryErrorCoefficients {
+		return nil, fmt.Errorf("%w: MemoryError = %d is not a MemoryErrorMethod", ErrConfig, opt.MemoryError)
+	}
 	e := &Engine{
 		d: d, m: m, lambdaZ: lambdaZ, probes: probes,
 		nb: nb, ld: ld,
@@ -187,6 +206,11 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 		for k, v := range q {
 			e.in[k*ld+j] = v
 		}
+	}
+	useCoef := opt.MemoryError == MemoryErrorCoefficients ||
+		(opt.MemoryError == MemoryErrorAuto && d >= CoefficientMinDim)
+	if useCoef {
+		e.coef = newCoeffSpace(probes, d)
 	}
 	return e, nil
 }
@@ -278,11 +302,56 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 	} else {
 		clear(e.refG)
 	}
+	if e.coef != nil {
+		// The block only if a state falls back to it (refBlockOut);
+		// Apply gives the bits of the block's gradient column.
+		e.refBlock = false
+		e.coef.newStep()
+		e.coef.register(&e.refView, ref.Memory())
+		ref.Memory().Apply(e.refDir, e.refG)
+		return
+	}
 	e.setGradColumn(&e.scratch, e.refG)
 	e.ba.apply(ref.Memory(), e.refOut, e.in)
 	for k := range e.refDir {
 		e.refDir[k] = e.refOut[k*e.ld+e.nb]
 	}
+}
+
+// refBlockOut computes the reference's probe block of the current step
+// once, for the states that fall back to the block sweep in coefficient
+// mode. Safe for concurrent use.
+func (e *Engine) refBlockOut() {
+	e.refMu.Lock()
+	defer e.refMu.Unlock()
+	if e.refBlock {
+		return
+	}
+	if e.refIn == nil {
+		e.refIn = make([]float64, e.d*e.ld)
+		for j := 0; j < e.nb; j++ {
+			for k := 0; k < e.d; k++ {
+				e.refIn[k*e.ld+j] = e.in[k*e.ld+j]
+			}
+		}
+		e.refBA = newBlockApplier(e.d, e.ld)
+	}
+	for k, v := range e.refG {
+		e.refIn[k*e.ld+e.nb] = v
+	}
+	e.refBA.apply(e.ref.Memory(), e.refOut, e.refIn)
+	e.refBlock = true
+}
+
+// CoefficientStats returns how many states' E_Z the coefficient space gave
+// and how many fell back to the block sweep, since the engine was made.
+func (e *Engine) CoefficientStats() (used, fellBack uint64) {
+	if e.coef == nil {
+		return 0, 0
+	}
+	e.coef.mu.Lock()
+	defer e.coef.mu.Unlock()
+	return e.coef.used, e.coef.fellBack
 }
 
 // grad stores ∇ℓ_e(w) of the next event in dst. For a quadratic loss it is
@@ -422,6 +491,33 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 			p.Dupd = DirectionError(sc.dir, e.refDir)
 		}
 	default:
+		if e.coef != nil {
+			if sc.cs == nil {
+				sc.cs = &coefScratch{}
+			}
+			ez, _, ok := e.coef.memoryError(sc.cs, &e.refView, mem, coeffTolFrac*max(1, e.refWNorm))
+			e.coef.mu.Lock()
+			if ok {
+				e.coef.used++
+			} else {
+				e.coef.fellBack++
+			}
+			e.coef.mu.Unlock()
+			if ok {
+				p.EZ = ez
+				if e.hasNext {
+					g := e.refG
+					if !wEq {
+						e.grad(sc, sc.g, w)
+						g = sc.g
+					}
+					mem.Apply(sc.dir, g)
+					p.Dupd = DirectionError(sc.dir, e.refDir)
+				}
+				break
+			}
+			e.refBlockOut()
+		}
 		if e.hasNext {
 			g := e.refG // the same w gives the same gradient
 			if !wEq {
