@@ -2,7 +2,9 @@ package align
 
 import (
 	"math"
+	"slices"
 	"sync"
+	"sync/atomic"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -136,6 +138,7 @@ type coeffSpace struct {
 	gen   uint64
 	pairs map[uint64]*pairEntry
 	gram  map[gramKey]*gramEntry
+	slots map[*olbfgs.Memory][]slotTag
 
 	used, fellBack uint64 // counters (under mu)
 }
@@ -147,6 +150,7 @@ func newCoeffSpace(probes [][]float64, d int) *coeffSpace {
 		qn:    make([]float64, len(probes)),
 		pairs: map[uint64]*pairEntry{},
 		gram:  map[gramKey]*gramEntry{},
+		slots: map[*olbfgs.Memory][]slotTag{},
 	}
 	for j, q := range probes {
 		c.qn2[j] = floats.Dot(q, q)
@@ -175,6 +179,7 @@ func (c *coeffSpace) newStep() {
 
 // memView is one memory seen through the pair entries.
 type memView struct {
+	keys  []uint64
 	n     int
 	ents  []*pairEntry
 	sy    []float64
@@ -201,22 +206,74 @@ func pairHash(s, y []float64, sy float64) uint64 {
 	return h
 }
 
-// register fills v with mem's pairs, creating and computing the entries of
-// new pairs. Safe for concurrent use.
-func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
+// slotTag identifies the pair a memory held at a position when its key
+// was last computed: the slot's storage, sᵀy and the first and last
+// coordinates of s and y, and the source. A pair at the same position with
+// the same tag keeps its key without being hashed again; any Push, Reset or
+// CopyFrom that changes the pair changes sᵀy or the source (a new event)
+// except by an extraordinary coincidence of all of these.
+type slotTag struct {
+	s, y               *float64
+	sy, s0, sl, y0, yl uint64
+	src0               int64
+	nsrc               int
+	key                uint64
+}
+
+func tagOf(p olbfgs.Pair, sy float64) slotTag {
+	t := slotTag{s: &p.S[0], y: &p.Y[0], sy: math.Float64bits(sy),
+		s0: math.Float64bits(p.S[0]), sl: math.Float64bits(p.S[len(p.S)-1]),
+		y0: math.Float64bits(p.Y[0]), yl: math.Float64bits(p.Y[len(p.Y)-1]), nsrc: len(p.Source)}
+	if len(p.Source) > 0 {
+		t.src0 = p.Source[0]
+	}
+	return t
+}
+
+// keysOf stores in keys the hash keys of mem's pairs, hashing only pairs
+// not seen at their position before. Safe for concurrent use on distinct
+// memories.
+func (c *coeffSpace) keysOf(keys []uint64, mem *olbfgs.Memory) []uint64 {
+	n := mem.Len()
+	keys = keys[:0]
+	c.mu.Lock()
+	old := c.slots[mem]
+	c.mu.Unlock()
+	tags := make([]slotTag, n)
+	for i := range n {
+		p := mem.Pair(i)
+		sy := mem.Curvature(i)
+		t := tagOf(p, sy)
+		t.key = 0
+		for _, o := range old {
+			k := o.key
+			o.key = 0
+			if o == t {
+				t.key = k
+				break
+			}
+		}
+		if t.key == 0 {
+			t.key = pairHash(p.S, p.Y, sy) | 1 // never 0
+		}
+		tags[i] = t
+		keys = append(keys, t.key)
+	}
+	c.mu.Lock()
+	c.slots[mem] = tags
+	c.mu.Unlock()
+	return keys
+}
+
+// attach fills v with mem's pairs under the given keys, creating the
+// entries of new pairs (not computed). Safe for concurrent use.
+func (c *coeffSpace) attach(v *memView, mem *olbfgs.Memory, keys []uint64) {
 	n := mem.Len()
 	v.n = n
 	v.ents = v.ents[:0]
 	v.sy = v.sy[:0]
 	v.gamma = mem.Gamma()
 	v.kappa = 1
-	keys := make([]uint64, n)
-	for i := range n {
-		p := mem.Pair(i)
-		sy := mem.Curvature(i)
-		keys[i] = pairHash(p.S, p.Y, sy)
-		v.sy = append(v.sy, sy)
-	}
 	c.mu.Lock()
 	for i, k := range keys {
 		e := c.pairs[k]
@@ -229,23 +286,231 @@ func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
 			e.s, e.y, e.gen = p.S, p.Y, c.gen
 		}
 		v.ents = append(v.ents, e)
+		v.sy = append(v.sy, mem.Curvature(i))
 	}
 	c.mu.Unlock()
-	for i, e := range v.ents {
-		e.once.Do(func() {
-			e.ns = math.Sqrt(floats.Dot(e.s, e.s))
-			e.ny = math.Sqrt(floats.Dot(e.y, e.y))
-			e.qs = make([]float64, c.m)
-			e.qy = make([]float64, c.m)
-			for j, q := range c.probes {
-				e.qs[j] = floats.Dot(q, e.s)
-				e.qy[j] = floats.Dot(q, e.y)
+}
+
+// chunk is the number of coordinates the kernels sweep at a time: the
+// chunks of a probe and of every pair involved stay in L1/L2 while they are
+// combined, so each vector is read from memory once per batch. Partial
+// sums are kept per chunk and added in chunk order, so the results do not
+// depend on the number of workers nor on the batch a pair is computed in.
+const chunk = 512
+
+// probeProducts fills the norms and probe products Qᵀs, Qᵀy of the entries,
+// on up to workers goroutines.
+func (c *coeffSpace) probeProducts(fresh []*pairEntry, workers int) {
+	if len(fresh) == 0 {
+		return
+	}
+	d, m, w := c.d, c.m, 2*len(fresh)+2*len(fresh)
+	nch := (d + chunk - 1) / chunk
+	part := make([]float64, nch*(m+1)*w)
+	parallel(workers, nch, func(ci int) {
+		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
+		base := ci * (m + 1) * w
+		for x, e := range fresh {
+			part[base+2*x], part[base+2*x+1] = dot2(e.s[lo:hi], e.s[lo:hi], e.y[lo:hi])
+			_, part[base+2*len(fresh)+x] = dot2(e.y[lo:hi], e.s[lo:hi], e.y[lo:hi])
+		}
+		for j, q := range c.probes {
+			qc := q[lo:hi]
+			row := base + (j+1)*w
+			for x, e := range fresh {
+				part[row+2*x], part[row+2*x+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
 			}
-		})
+		}
+	})
+	for x, e := range fresh {
+		e.qs = make([]float64, m)
+		e.qy = make([]float64, m)
+		var ss, yy float64
+		for ci := range nch {
+			base := ci * (m + 1) * w
+			ss += part[base+2*x]
+			yy += part[base+2*len(fresh)+x]
+			for j := range m {
+				row := base + (j+1)*w
+				e.qs[j] += part[row+2*x]
+				e.qy[j] += part[row+2*x+1]
+			}
+		}
+		e.ns, e.ny = math.Sqrt(ss), math.Sqrt(yy)
+	}
+}
+
+type gramJob struct {
+	a, b *pairEntry
+	g    *gramEntry
+}
+
+// gramProducts fills the jobs' Gram entries, on up to workers goroutines.
+func (c *coeffSpace) gramProducts(jobs []gramJob, workers int) {
+	if len(jobs) == 0 {
+		return
+	}
+	d := c.d
+	nch := (d + chunk - 1) / chunk
+	part := make([][4]float64, nch*len(jobs))
+	parallel(workers, nch, func(ci int) {
+		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
+		for t, j := range jobs {
+			part[ci*len(jobs)+t] = dot4(j.a.s[lo:hi], j.a.y[lo:hi], j.b.s[lo:hi], j.b.y[lo:hi])
+		}
+	})
+	for t, j := range jobs {
+		var v [4]float64
+		for ci := range nch {
+			p := part[ci*len(jobs)+t]
+			v[0] += p[0]
+			v[1] += p[1]
+			v[2] += p[2]
+			v[3] += p[3]
+		}
+		j.g.v = v
+	}
+}
+
+// register fills v with mem's pairs, computing the entries of new pairs.
+// Safe for concurrent use on distinct memories.
+func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
+	v.keys = c.keysOf(v.keys, mem)
+	c.attach(v, mem, v.keys)
+	for i, e := range v.ents {
+		e.once.Do(func() { c.probeProducts([]*pairEntry{e}, 1) })
 		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
 			v.kappa = k
 		}
 	}
+}
+
+// prepare computes, for the states about to be measured against the
+// reference view rv, every new pair's probe products and every missing Gram
+// entry in batches on up to workers goroutines: the probes are read once
+// for all new pairs of the step (not once per pair), and each Gram entry
+// is one fused sweep (dot4). Measuring then only looks them up.
+func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
+	views := make([]memView, len(mems))
+	var fresh []*pairEntry
+	seen := map[*pairEntry]bool{}
+	for i, mem := range mems {
+		views[i].keys = c.keysOf(nil, mem)
+		c.attach(&views[i], mem, views[i].keys)
+		for _, e := range views[i].ents {
+			if e.qs == nil && !seen[e] {
+				seen[e] = true
+				fresh = append(fresh, e)
+			}
+		}
+	}
+	workers = max(workers, 1)
+	c.probeProducts(fresh, workers)
+	for _, e := range fresh {
+		e.once.Do(func() {}) // computed above
+	}
+	var jobs []gramJob
+	c.mu.Lock()
+	add := func(a, b *pairEntry) {
+		k := gramKey{a.key, b.key}
+		if a.key > b.key {
+			k = gramKey{b.key, a.key}
+			a, b = b, a
+		}
+		if c.gram[k] == nil {
+			g := &gramEntry{}
+			c.gram[k] = g
+			jobs = append(jobs, gramJob{a, b, g})
+		}
+	}
+	for i := range views {
+		all := append(slices.Clone(views[i].ents), rv.ents...)
+		for x, a := range all {
+			for _, b := range all[x:] {
+				add(a, b)
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.gramProducts(jobs, workers)
+	for _, j := range jobs {
+		j.g.once.Do(func() {}) // computed above
+	}
+}
+
+// parallel runs f(0..n−1) on up to workers goroutines.
+func parallel(workers, n int, f func(int)) {
+	if workers <= 1 || n <= 1 {
+		for t := range n {
+			f(t)
+		}
+		return
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range min(workers, n) {
+		wg.Go(func() {
+			for {
+				t := int(next.Add(1)) - 1
+				if t >= n {
+					return
+				}
+				f(t)
+			}
+		})
+	}
+	wg.Wait()
+}
+
+// dot2 returns qᵀa and qᵀb in one sweep (four partial sums each).
+func dot2(q, a, b []float64) (float64, float64) {
+	n := len(q)
+	a, b = a[:n], b[:n]
+	var a0, a1, a2, a3, b0, b1, b2, b3 float64
+	k := 0
+	for ; k+4 <= n; k += 4 {
+		q0, q1, q2, q3 := q[k], q[k+1], q[k+2], q[k+3]
+		a0 += q0 * a[k]
+		a1 += q1 * a[k+1]
+		a2 += q2 * a[k+2]
+		a3 += q3 * a[k+3]
+		b0 += q0 * b[k]
+		b1 += q1 * b[k+1]
+		b2 += q2 * b[k+2]
+		b3 += q3 * b[k+3]
+	}
+	for ; k < n; k++ {
+		a0 += q[k] * a[k]
+		b0 += q[k] * b[k]
+	}
+	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+}
+
+// dot4 returns sᵀs', sᵀy', yᵀs', yᵀy' in one sweep (two partial sums each).
+func dot4(s, y, s2, y2 []float64) [4]float64 {
+	n := len(s)
+	y, s2, y2 = y[:n], s2[:n], y2[:n]
+	var v [8]float64
+	k := 0
+	for ; k+2 <= n; k += 2 {
+		sa, sb, ya, yb := s[k], s[k+1], y[k], y[k+1]
+		ta, tb, ua, ub := s2[k], s2[k+1], y2[k], y2[k+1]
+		v[0] += sa * ta
+		v[1] += sb * tb
+		v[2] += sa * ua
+		v[3] += sb * ub
+		v[4] += ya * ta
+		v[5] += yb * tb
+		v[6] += ya * ua
+		v[7] += yb * ub
+	}
+	if k < n {
+		v[0] += s[k] * s2[k]
+		v[2] += s[k] * y2[k]
+		v[4] += y[k] * s2[k]
+		v[6] += y[k] * y2[k]
+	}
+	return [4]float64{v[0] + v[1], v[2] + v[3], v[4] + v[5], v[6] + v[7]}
 }
 
 // gramOf returns the four inner products of pairs a and b (a's vectors
@@ -264,9 +529,7 @@ func (c *coeffSpace) gramOf(a, b *pairEntry) [4]float64 {
 		c.gram[k] = g
 	}
 	c.mu.Unlock()
-	g.once.Do(func() {
-		g.v = [4]float64{floats.Dot(a.s, b.s), floats.Dot(a.s, b.y), floats.Dot(a.y, b.s), floats.Dot(a.y, b.y)}
-	})
+	g.once.Do(func() { c.gramProducts([]gramJob{{a, b, g}}, 1) })
 	if swap {
 		return [4]float64{g.v[0], g.v[2], g.v[1], g.v[3]}
 	}

@@ -4,7 +4,6 @@ import (
 	"math"
 	"testing"
 
-
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )

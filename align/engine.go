@@ -431,6 +431,17 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 		panic(fmt.Sprintf("align: MeasureAll: %d points for %d states", len(dst), len(states)))
 	}
 	workers = min(workers, len(states))
+	if e.coef != nil {
+		// New pairs' inner products in batches, on all workers.
+		refMem := e.ref.Memory()
+		mems := make([]*olbfgs.Memory, 0, len(states))
+		for _, st := range states {
+			if mem := st.Memory(); !mem.Equal(refMem) {
+				mems = append(mems, mem)
+			}
+		}
+		e.coef.prepare(&e.refView, mems, workers)
+	}
 	if workers <= 1 {
 		for i, st := range states {
 			dst[i] = e.measure(&e.scratch, st)
