@@ -71,7 +71,8 @@ import (
 //
 // The estimate of the error in E_Z² = (1/m_q) Σ_j S_j is δS = 2·(1/m_q) Σ_j
 // of the above (a factor 2 of safety), and that of E_Z is
-// √(S + δS) − √(max(S − δS, 0)). It is a first-order estimate, not a
+// √(S + δS) − √(max(S − δS, 0)) + 4u·E_Z (the last divisions and square
+// root). It is a first-order estimate, not a
 // rigorous bound (the dot-product term is probabilistic);
 // TestCoefficientEZErrorEstimate checks it against E_Z computed in
 // 256-bit big.Float arithmetic on random memories, including nearly equal,
@@ -697,6 +698,6 @@ func (c *coeffSpace) memoryError(cs *coefScratch, rv *memView, st *olbfgs.Memory
 		return 0, math.Inf(1), false
 	}
 	ez = math.Sqrt(max(s, 0))
-	est = math.Sqrt(max(s, 0)+ds) - math.Sqrt(max(s-ds, 0))
+	est = math.Sqrt(max(s, 0)+ds) - math.Sqrt(max(s-ds, 0)) + 4*u*ez // + the final rounding
 	return ez, est, est <= tol
 }

@@ -1,8 +1,13 @@
 package align
 
 import (
+	"fmt"
 	"math"
+	"math/big"
+	"slices"
 	"testing"
+
+	"pgregory.net/rapid"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -70,4 +75,180 @@ func TestCoefficientMatchesBlock(t *testing.T) {
 			}
 		})
 	}
+}
+
+// exactApply returns H_Z q in big.Float arithmetic of prec bits: the
+// two-loop recursion of olbfgs.Memory.Apply on the stored float64 pairs,
+// with every operation rounded to prec bits instead of 53.
+func exactApply(m *olbfgs.Memory, q []float64, prec uint) []*big.Float {
+	nf := func(x float64) *big.Float { return new(big.Float).SetPrec(prec).SetFloat64(x) }
+	dot := func(a []float64, r []*big.Float) *big.Float {
+		s := nf(0)
+		for k, v := range a {
+			s.Add(s, new(big.Float).SetPrec(prec).Mul(nf(v), r[k]))
+		}
+		return s
+	}
+	r := make([]*big.Float, len(q))
+	for k, v := range q {
+		r[k] = nf(v)
+	}
+	n := m.Len()
+	alpha := make([]*big.Float, n)
+	for i := n - 1; i >= 0; i-- {
+		p := m.Pair(i)
+		alpha[i] = new(big.Float).SetPrec(prec).Quo(dot(p.S, r), nf(m.Curvature(i)))
+		for k, v := range p.Y {
+			r[k].Sub(r[k], new(big.Float).SetPrec(prec).Mul(alpha[i], nf(v)))
+		}
+	}
+	gamma := nf(m.InitialScale())
+	if n > 0 {
+		p := m.Pair(n - 1)
+		gamma = new(big.Float).SetPrec(prec).Quo(nf(m.Curvature(n-1)), dot(p.Y, floatsToBig(p.Y, prec)))
+	}
+	for k := range r {
+		r[k].Mul(r[k], gamma)
+	}
+	for i := range n {
+		p := m.Pair(i)
+		b := new(big.Float).SetPrec(prec).Quo(dot(p.Y, r), nf(m.Curvature(i)))
+		c := new(big.Float).SetPrec(prec).Sub(alpha[i], b)
+		for k, v := range p.S {
+			r[k].Add(r[k], new(big.Float).SetPrec(prec).Mul(c, nf(v)))
+		}
+	}
+	return r
+}
+
+func floatsToBig(v []float64, prec uint) []*big.Float {
+	out := make([]*big.Float, len(v))
+	for k, x := range v {
+		out[k] = new(big.Float).SetPrec(prec).SetFloat64(x)
+	}
+	return out
+}
+
+// exactEZ returns E_Z of two memories on the probes, in 256-bit arithmetic,
+// rounded to float64.
+func exactEZ(a, b *olbfgs.Memory, probes [][]float64) float64 {
+	const prec = 256
+	s := new(big.Float).SetPrec(prec)
+	for _, q := range probes {
+		x, y := exactApply(a, q, prec), exactApply(b, q, prec)
+		for k := range x {
+			t := new(big.Float).SetPrec(prec).Sub(x[k], y[k])
+			s.Add(s, t.Mul(t, t))
+		}
+	}
+	s.Quo(s, new(big.Float).SetPrec(prec).SetInt64(int64(len(probes))))
+	v, _ := s.Sqrt(s).Float64()
+	return v
+}
+
+// genPair draws a pair with sᵀy > 0: y = A s + noise, with A's scale and
+// the noise chosen so that κ = ‖s‖‖y‖/sᵀy ranges from 1 to about 10³.
+func genPair(t *rapid.T, d int, label string) (s, y []float64) {
+	s = make([]float64, d)
+	y = make([]float64, d)
+	scale := rapid.Float64Range(0.01, 10).Draw(t, label+"scale")
+	skew := rapid.Float64Range(0, 0.999).Draw(t, label+"skew")
+	for {
+		for k := range s {
+			s[k] = scale * rapid.Float64Range(-1, 1).Draw(t, fmt.Sprintf("%ss%d", label, k))
+		}
+		for k := range y {
+			y[k] = (1-skew)*s[k] + skew*rapid.Float64Range(-1, 1).Draw(t, fmt.Sprintf("%sy%d", label, k))*scale
+		}
+		var sy float64
+		for k := range s {
+			sy += s[k] * y[k]
+		}
+		if sy > 1e-3*scale*scale {
+			return s, y
+		}
+		skew /= 2
+	}
+}
+
+// TestCoefficientEZErrorEstimate: on random pairs of memories — sharing
+// some pairs bit for bit, holding nearly equal pairs (one perturbed by a
+// relative 10⁻¹⁴…10⁻²), or unrelated, with curvatures from well to badly
+// conditioned — the coefficient-space E_Z is within its round-off estimate
+// of E_Z computed in 256-bit arithmetic, and the engine's value (the
+// coefficient space or its fallback) is within the spec's tolerance
+// 1e-9·max(1, ‖w⁻‖) of it.
+func TestCoefficientEZErrorEstimate(t *testing.T) {
+	rapid.Check(t, func(t *rapid.T) {
+		d := rapid.IntRange(2, 9).Draw(t, "d")
+		mq := rapid.IntRange(1, 5).Draw(t, "mq")
+		tau := rapid.IntRange(1, 5).Draw(t, "tau")
+		probes := SeededProbes(rapid.Uint64().Draw(t, "seed"), d, mq)
+		loss, err := stream.NewLogistic(d, 0.1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg := olbfgs.DefaultConfig(d)
+		cfg.Memory = tau
+		ref, err := olbfgs.New(cfg, loss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		st, err := olbfgs.New(cfg, loss)
+		if err != nil {
+			t.Fatal(err)
+		}
+		nr := rapid.IntRange(0, tau).Draw(t, "nref")
+		ns := rapid.IntRange(0, tau).Draw(t, "nstate")
+		var shared [][2][]float64
+		for i := range nr {
+			s, y := genPair(t, d, fmt.Sprintf("r%d", i))
+			if err := ref.Memory().Push(s, y, int64(i)); err != nil {
+				t.Fatal(err)
+			}
+			shared = append(shared, [2][]float64{s, y})
+		}
+		for i := range ns {
+			var s, y []float64
+			switch kind := rapid.IntRange(0, 2).Draw(t, fmt.Sprintf("kind%d", i)); {
+			case kind == 0 && i < len(shared): // the same pair, bit for bit
+				s, y = slices.Clone(shared[i][0]), slices.Clone(shared[i][1])
+			case kind == 1 && i < len(shared): // nearly the same pair
+				rel := math.Pow(10, rapid.Float64Range(-14, -2).Draw(t, fmt.Sprintf("rel%d", i)))
+				s, y = slices.Clone(shared[i][0]), slices.Clone(shared[i][1])
+				for k := range s {
+					s[k] *= 1 + rel*rapid.Float64Range(-1, 1).Draw(t, fmt.Sprintf("ps%d.%d", i, k))
+					y[k] *= 1 + rel*rapid.Float64Range(-1, 1).Draw(t, fmt.Sprintf("py%d.%d", i, k))
+				}
+			default:
+				s, y = genPair(t, d, fmt.Sprintf("s%d", i))
+			}
+			if err := st.Memory().Push(s, y, int64(i)); err != nil {
+				continue // a perturbed pair may lose sᵀy > 0: skip it
+			}
+		}
+		if st.Memory().Equal(ref.Memory()) {
+			return
+		}
+		want := exactEZ(st.Memory(), ref.Memory(), probes)
+
+		c := newCoeffSpace(probes, d)
+		c.newStep()
+		var rv memView
+		c.register(&rv, ref.Memory())
+		got, est, _ := c.memoryError(&coefScratch{}, &rv, st.Memory(), math.Inf(1))
+		if e := math.Abs(got - want); !(e <= est) {
+			t.Fatalf("coefficient E_Z %v, exact %v: error %.3g above the estimate %.3g", got, want, e, est)
+		}
+
+		eng, err := NewEngine(d, Options{ProbeVectors: probes, MemoryError: MemoryErrorCoefficients, DirectProbes: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		eng.SetReference(ref, nil)
+		p := eng.Measure(st)
+		if tol := ExactTol * max(1, p.RefWNorm); !(math.Abs(p.EZ-want) <= tol) {
+			t.Fatalf("engine E_Z %v, exact %v: more than %v apart", p.EZ, want, tol)
+		}
+	})
 }
