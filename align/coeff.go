@@ -141,6 +141,10 @@ type coeffSpace struct {
 	gram  map[gramKey]*gramEntry
 	slots map[*olbfgs.Memory][]slotTag
 
+	// Partial sums of prepare's batches, reused from step to step.
+	partP []float64
+	partG [][4]float64
+
 	used, fellBack uint64 // counters (under mu)
 }
 
@@ -301,13 +305,20 @@ const chunk = 512
 
 // probeProducts fills the norms and probe products Qᵀs, Qᵀy of the entries,
 // on up to workers goroutines.
-func (c *coeffSpace) probeProducts(fresh []*pairEntry, workers int) {
+// buf, if not nil, is reused for the partial sums.
+func (c *coeffSpace) probeProducts(fresh []*pairEntry, workers int, buf *[]float64) {
 	if len(fresh) == 0 {
 		return
 	}
 	d, m, w := c.d, c.m, 2*len(fresh)+2*len(fresh)
 	nch := (d + chunk - 1) / chunk
-	part := make([]float64, nch*(m+1)*w)
+	var part []float64
+	if buf != nil {
+		*buf = grow(*buf, nch*(m+1)*w)
+		part = *buf
+	} else {
+		part = make([]float64, nch*(m+1)*w)
+	}
 	parallel(workers, nch, func(ci int) {
 		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
 		base := ci * (m + 1) * w
@@ -347,13 +358,23 @@ type gramJob struct {
 }
 
 // gramProducts fills the jobs' Gram entries, on up to workers goroutines.
-func (c *coeffSpace) gramProducts(jobs []gramJob, workers int) {
+// buf, if not nil, is reused for the partial sums.
+func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64) {
 	if len(jobs) == 0 {
 		return
 	}
 	d := c.d
 	nch := (d + chunk - 1) / chunk
-	part := make([][4]float64, nch*len(jobs))
+	var part [][4]float64
+	if buf != nil {
+		if cap(*buf) < nch*len(jobs) {
+			*buf = make([][4]float64, nch*len(jobs))
+		}
+		*buf = (*buf)[:nch*len(jobs)]
+		part = *buf
+	} else {
+		part = make([][4]float64, nch*len(jobs))
+	}
 	parallel(workers, nch, func(ci int) {
 		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
 		for t, j := range jobs {
@@ -379,7 +400,7 @@ func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
 	v.keys = c.keysOf(v.keys, mem)
 	c.attach(v, mem, v.keys)
 	for i, e := range v.ents {
-		e.once.Do(func() { c.probeProducts([]*pairEntry{e}, 1) })
+		e.once.Do(func() { c.probeProducts([]*pairEntry{e}, 1, nil) })
 		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
 			v.kappa = k
 		}
@@ -406,7 +427,7 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 		}
 	}
 	workers = max(workers, 1)
-	c.probeProducts(fresh, workers)
+	c.probeProducts(fresh, workers, &c.partP)
 	for _, e := range fresh {
 		e.once.Do(func() {}) // computed above
 	}
@@ -433,7 +454,7 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 		}
 	}
 	c.mu.Unlock()
-	c.gramProducts(jobs, workers)
+	c.gramProducts(jobs, workers, &c.partG)
 	for _, j := range jobs {
 		j.g.once.Do(func() {}) // computed above
 	}
@@ -463,55 +484,47 @@ func parallel(workers, n int, f func(int)) {
 	wg.Wait()
 }
 
-// dot2 returns qᵀa and qᵀb in one sweep (four partial sums each).
+// dot2 returns qᵀa and qᵀb in one sweep: four partial sums each, over the
+// coordinates k mod 4, combined as (l0+l1)+(l2+l3). On amd64 with AVX2 the
+// multiple-of-four part runs in assembly with the same operations.
 func dot2(q, a, b []float64) (float64, float64) {
 	n := len(q)
 	a, b = a[:n], b[:n]
-	var a0, a1, a2, a3, b0, b1, b2, b3 float64
+	var l [8]float64
+	n4 := n &^ 3
 	k := 0
-	for ; k+4 <= n; k += 4 {
-		q0, q1, q2, q3 := q[k], q[k+1], q[k+2], q[k+3]
-		a0 += q0 * a[k]
-		a1 += q1 * a[k+1]
-		a2 += q2 * a[k+2]
-		a3 += q3 * a[k+3]
-		b0 += q0 * b[k]
-		b1 += q1 * b[k+1]
-		b2 += q2 * b[k+2]
-		b3 += q3 * b[k+3]
+	if useAVX2 && n4 > 0 {
+		dot2AVX2(&q[0], &a[0], &b[0], n4, &l)
+		k = n4
 	}
 	for ; k < n; k++ {
-		a0 += q[k] * a[k]
-		b0 += q[k] * b[k]
+		j := k & 3
+		l[j] += float64(q[k] * a[k])
+		l[4+j] += float64(q[k] * b[k])
 	}
-	return (a0 + a1) + (a2 + a3), (b0 + b1) + (b2 + b3)
+	return (l[0] + l[1]) + (l[2] + l[3]), (l[4] + l[5]) + (l[6] + l[7])
 }
 
-// dot4 returns sᵀs', sᵀy', yᵀs', yᵀy' in one sweep (two partial sums each).
+// dot4 returns sᵀs', sᵀy', yᵀs', yᵀy' in one sweep, each as dot2 sums.
 func dot4(s, y, s2, y2 []float64) [4]float64 {
 	n := len(s)
 	y, s2, y2 = y[:n], s2[:n], y2[:n]
-	var v [8]float64
+	var l [16]float64
+	n4 := n &^ 3
 	k := 0
-	for ; k+2 <= n; k += 2 {
-		sa, sb, ya, yb := s[k], s[k+1], y[k], y[k+1]
-		ta, tb, ua, ub := s2[k], s2[k+1], y2[k], y2[k+1]
-		v[0] += sa * ta
-		v[1] += sb * tb
-		v[2] += sa * ua
-		v[3] += sb * ub
-		v[4] += ya * ta
-		v[5] += yb * tb
-		v[6] += ya * ua
-		v[7] += yb * ub
+	if useAVX2 && n4 > 0 {
+		dot4AVX2(&s[0], &y[0], &s2[0], &y2[0], n4, &l)
+		k = n4
 	}
-	if k < n {
-		v[0] += s[k] * s2[k]
-		v[2] += s[k] * y2[k]
-		v[4] += y[k] * s2[k]
-		v[6] += y[k] * y2[k]
+	for ; k < n; k++ {
+		j := k & 3
+		l[j] += float64(s[k] * s2[k])
+		l[4+j] += float64(s[k] * y2[k])
+		l[8+j] += float64(y[k] * s2[k])
+		l[12+j] += float64(y[k] * y2[k])
 	}
-	return [4]float64{v[0] + v[1], v[2] + v[3], v[4] + v[5], v[6] + v[7]}
+	return [4]float64{(l[0] + l[1]) + (l[2] + l[3]), (l[4] + l[5]) + (l[6] + l[7]),
+		(l[8] + l[9]) + (l[10] + l[11]), (l[12] + l[13]) + (l[14] + l[15])}
 }
 
 // gramOf returns the four inner products of pairs a and b (a's vectors
@@ -530,7 +543,7 @@ func (c *coeffSpace) gramOf(a, b *pairEntry) [4]float64 {
 		c.gram[k] = g
 	}
 	c.mu.Unlock()
-	g.once.Do(func() { c.gramProducts([]gramJob{{a, b, g}}, 1) })
+	g.once.Do(func() { c.gramProducts([]gramJob{{a, b, g}}, 1, nil) })
 	if swap {
 		return [4]float64{g.v[0], g.v[2], g.v[1], g.v[3]}
 	}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/big"
+	"math/rand/v2"
 	"slices"
 	"testing"
 
@@ -251,4 +252,36 @@ func TestCoefficientEZErrorEstimate(t *testing.T) {
 			t.Fatalf("engine E_Z %v, exact %v: more than %v apart", p.EZ, want, tol)
 		}
 	})
+}
+
+// TestDotKernelsSameBitsWithoutAsm: dot2 and dot4 give the same bits with
+// and without the assembly, for lengths around multiples of four.
+func TestDotKernelsSameBitsWithoutAsm(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	for _, n := range []int{1, 3, 4, 5, 8, 13, 512, 1001} {
+		v := make([][]float64, 4)
+		for i := range v {
+			v[i] = make([]float64, n)
+			for k := range v[i] {
+				v[i][k] = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(7)-3))
+			}
+		}
+		save := useAVX2
+		a1, b1 := dot2(v[0], v[1], v[2])
+		f1 := dot4(v[0], v[1], v[2], v[3])
+		useAVX2 = false
+		a2, b2 := dot2(v[0], v[1], v[2])
+		f2 := dot4(v[0], v[1], v[2], v[3])
+		useAVX2 = save
+		if math.Float64bits(a1) != math.Float64bits(a2) || math.Float64bits(b1) != math.Float64bits(b2) || f1 != f2 {
+			t.Fatalf("n = %d: dot2 %v %v vs %v %v, dot4 %v vs %v", n, a1, b1, a2, b2, f1, f2)
+		}
+		var want float64
+		for k := range n {
+			want += v[0][k] * v[1][k]
+		}
+		if !equalWithin(a1, want, 1e-12) {
+			t.Fatalf("n = %d: dot2 %v, want %v", n, a1, want)
+		}
+	}
 }
