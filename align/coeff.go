@@ -484,47 +484,51 @@ func parallel(workers, n int, f func(int)) {
 	wg.Wait()
 }
 
-// dot2 returns qᵀa and qᵀb in one sweep: four partial sums each, over the
-// coordinates k mod 4, combined as (l0+l1)+(l2+l3). On amd64 with AVX2 the
-// multiple-of-four part runs in assembly with the same operations.
+// dot2 returns qᵀa and qᵀb in one sweep: eight partial sums each, over
+// the coordinates k mod 8, combined as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).
+// On amd64 with AVX2 the multiple-of-eight part runs in assembly with the
+// same operations (two YMM accumulators per result: lanes 0–3 and 4–7).
 func dot2(q, a, b []float64) (float64, float64) {
 	n := len(q)
 	a, b = a[:n], b[:n]
-	var l [8]float64
-	n4 := n &^ 3
+	var l [16]float64
+	n8 := n &^ 7
 	k := 0
-	if useAVX2 && n4 > 0 {
-		dot2AVX2(&q[0], &a[0], &b[0], n4, &l)
-		k = n4
+	if useAVX2 && n8 > 0 {
+		dot2AVX2(&q[0], &a[0], &b[0], n8, &l)
+		k = n8
 	}
 	for ; k < n; k++ {
-		j := k & 3
+		j := k & 7
 		l[j] += float64(q[k] * a[k])
-		l[4+j] += float64(q[k] * b[k])
+		l[8+j] += float64(q[k] * b[k])
 	}
-	return (l[0] + l[1]) + (l[2] + l[3]), (l[4] + l[5]) + (l[6] + l[7])
+	return sum8(l[0:8]), sum8(l[8:16])
 }
 
-// dot4 returns sᵀs', sᵀy', yᵀs', yᵀy' in one sweep, each as dot2 sums.
+func sum8(l []float64) float64 {
+	return ((l[0] + l[1]) + (l[2] + l[3])) + ((l[4] + l[5]) + (l[6] + l[7]))
+}
+
+// dot4 returns sᵀs', sᵀy', yᵀs', yᵀy' in one sweep, each summed as in dot2.
 func dot4(s, y, s2, y2 []float64) [4]float64 {
 	n := len(s)
 	y, s2, y2 = y[:n], s2[:n], y2[:n]
-	var l [16]float64
-	n4 := n &^ 3
+	var l [32]float64
+	n8 := n &^ 7
 	k := 0
-	if useAVX2 && n4 > 0 {
-		dot4AVX2(&s[0], &y[0], &s2[0], &y2[0], n4, &l)
-		k = n4
+	if useAVX2 && n8 > 0 {
+		dot4AVX2(&s[0], &y[0], &s2[0], &y2[0], n8, &l)
+		k = n8
 	}
 	for ; k < n; k++ {
-		j := k & 3
+		j := k & 7
 		l[j] += float64(s[k] * s2[k])
-		l[4+j] += float64(s[k] * y2[k])
-		l[8+j] += float64(y[k] * s2[k])
-		l[12+j] += float64(y[k] * y2[k])
+		l[8+j] += float64(s[k] * y2[k])
+		l[16+j] += float64(y[k] * s2[k])
+		l[24+j] += float64(y[k] * y2[k])
 	}
-	return [4]float64{(l[0] + l[1]) + (l[2] + l[3]), (l[4] + l[5]) + (l[6] + l[7]),
-		(l[8] + l[9]) + (l[10] + l[11]), (l[12] + l[13]) + (l[14] + l[15])}
+	return [4]float64{sum8(l[0:8]), sum8(l[8:16]), sum8(l[16:24]), sum8(l[24:32])}
 }
 
 // gramOf returns the four inner products of pairs a and b (a's vectors

@@ -433,12 +433,10 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 	workers = min(workers, len(states))
 	if e.coef != nil {
 		// New pairs' inner products in batches, on all workers.
-		refMem := e.ref.Memory()
-		mems := make([]*olbfgs.Memory, 0, len(states))
-		for _, st := range states {
-			if mem := st.Memory(); !mem.Equal(refMem) {
-				mems = append(mems, mem)
-			}
+		// (A memory equal to the reference's only looks its pairs up.)
+		mems := make([]*olbfgs.Memory, len(states))
+		for i, st := range states {
+			mems[i] = st.Memory()
 		}
 		e.coef.prepare(&e.refView, mems, workers)
 	}
