@@ -407,6 +407,11 @@ func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 // olbfgs.Memory.Equal) every error is exactly 0 and nothing else is
 // computed; when only Z is identical, E_Z = 0 exactly and the probe block is
 // skipped. It panics if no reference is set or st's dimension is not d.
+//
+// With the coefficient space (Options.MemoryError, d ≥ CoefficientMinDim by
+// default) Measure allocates when a state brings new pairs, and reads pairs
+// through the memories that held them when first seen at this step: a
+// memory measured at a step must not change until the next SetReference.
 func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	if e.ref == nil {
 		panic("align: Measure before SetReference")
