@@ -34,8 +34,9 @@ type Options struct {
 	Operators func(tau int) []unlearn.Operator
 	// Workers is the number of configurations run in parallel by RunGrid,
 	// and, for Run and RunHistory (one configuration), the number of
-	// states measured in parallel at each post-deletion step
-	// (align.Engine.MeasureAll; the records do not depend on it). If zero,
+	// states measured, and of learners stepped, in parallel at each
+	// post-deletion step (align.Engine.MeasureAll; each learner is stepped
+	// by one goroutine; the records do not depend on it). If zero,
 	// defaults to runtime.GOMAXPROCS(0).
 	Workers int
 	// Shard selects the configurations RunGrid runs; the zero Shard runs
