@@ -83,10 +83,11 @@ type Engine struct {
 	lambdaZ float64
 	probes  [][]float64
 
-	nb, ld  int        // basis columns; row stride (column nb holds a gradient)
-	refOut  []float64  // H_Z⁻ applied to the input block, for the current reference
-	scratch            // the buffers of Measure (and SetReference)
-	extra   []*scratch // more buffers, one per extra goroutine of MeasureAll
+	nb, ld  int         // basis columns; row stride (column nb holds a gradient)
+	basis   [][]float64 // the probes or the columns of their Cholesky factor
+	refOut  []float64   // H_Z⁻ applied to the input block, for the current reference
+	scratch             // the buffers of Measure (and SetReference)
+	extra   []*scratch  // more buffers, one per extra goroutine of MeasureAll
 
 	u stream.IDSet // the deletion set (a private copy)
 
@@ -128,14 +129,31 @@ type scratch struct {
 	cs *coefScratch
 }
 
-func newScratch(d, ld int) *scratch {
+func newScratch(d int) *scratch {
 	return &scratch{
-		in:   make([]float64, d*ld),
-		out:  make([]float64, d*ld),
-		ba:   newBlockApplier(d, ld),
 		dir:  make([]float64, d),
 		g:    make([]float64, d),
 		diff: make([]float64, d),
+	}
+}
+
+// ensureBlock allocates sc's probe blocks (two d×ld blocks and the block
+// applier) and writes the basis columns, unless done already. With the
+// coefficient space this happens only for a scratch whose state falls back
+// to the block sweep, so that a run at high d does not hold blocks it never
+// uses (29 MB each at d = 10⁵, m_q = 32).
+func (e *Engine) ensureBlock(sc *scratch) {
+	if sc.in != nil {
+		return
+	}
+	d, ld := e.d, e.ld
+	sc.in = make([]float64, d*ld)
+	sc.out = make([]float64, d*ld)
+	sc.ba = newBlockApplier(d, ld)
+	for j, q := range e.basis {
+		for k, v := range q {
+			sc.in[k*ld+j] = v
+		}
 	}
 }
 
@@ -196,21 +214,19 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 	e := &Engine{
 		d: d, m: m, lambdaZ: lambdaZ, probes: probes,
 		nb: nb, ld: ld,
-		refOut:  make([]float64, d*ld),
-		scratch: *newScratch(d, ld),
+		basis:   basis,
+		scratch: *newScratch(d),
 		refW:    make([]float64, d),
 		refG:    make([]float64, d),
 		refDir:  make([]float64, d),
-	}
-	for j, q := range basis {
-		for k, v := range q {
-			e.in[k*ld+j] = v
-		}
 	}
 	useCoef := opt.MemoryError == MemoryErrorCoefficients ||
 		(opt.MemoryError == MemoryErrorAuto && d >= CoefficientMinDim)
 	if useCoef {
 		e.coef = newCoeffSpace(probes, d)
+	} else {
+		e.ensureBlock(&e.scratch)
+		e.refOut = make([]float64, d*ld)
 	}
 	return e, nil
 }
@@ -329,12 +345,13 @@ func (e *Engine) refBlockOut() {
 	}
 	if e.refIn == nil {
 		e.refIn = make([]float64, e.d*e.ld)
-		for j := 0; j < e.nb; j++ {
-			for k := 0; k < e.d; k++ {
-				e.refIn[k*e.ld+j] = e.in[k*e.ld+j]
+		for j, q := range e.basis {
+			for k, v := range q {
+				e.refIn[k*e.ld+j] = v
 			}
 		}
 		e.refBA = newBlockApplier(e.d, e.ld)
+		e.refOut = make([]float64, e.d*e.ld)
 	}
 	for k, v := range e.refG {
 		e.refIn[k*e.ld+e.nb] = v
@@ -425,9 +442,10 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 // distinct learners, none of them the reference, and must not change
 // during the call. The first call with more workers than before allocates
 // their buffers (two d×(m_q+1) blocks each, or d×(d+1) when the engine uses
-// the probes' Cholesky factor); later calls do not allocate except for the
-// goroutines. It panics if no reference is set, len(dst) ≠ len(states) or a
-// state's dimension is not d.
+// the probes' Cholesky factor; with the coefficient space only when a state
+// falls back to the block sweep); later calls do not allocate except for the
+// goroutines and the coefficient space's new pairs. It panics if no
+// reference is set, len(dst) ≠ len(states) or a state's dimension is not d.
 func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) {
 	if e.ref == nil {
 		panic("align: MeasureAll before SetReference")
@@ -452,8 +470,10 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 		return
 	}
 	for len(e.extra) < workers-1 {
-		sc := newScratch(e.d, e.ld)
-		copy(sc.in, e.in) // the basis columns; gradient columns are set per state
+		sc := newScratch(e.d)
+		if e.coef == nil {
+			e.ensureBlock(sc) // the basis columns; gradient columns are set per state
+		}
 		e.extra = append(e.extra, sc)
 	}
 	var next atomic.Int64
@@ -531,6 +551,7 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 				break
 			}
 			e.refBlockOut()
+			e.ensureBlock(sc)
 		}
 		if e.hasNext {
 			g := e.refG // the same w gives the same gradient
