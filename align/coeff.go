@@ -64,22 +64,24 @@ import (
 //     is bounded by μ_j. So the vector the computed coefficients represent
 //     is within e_j = u·(2n+2)·(√d + 8)·κ·μ_j of the exact ΔH q_j, which
 //     moves ‖ΔH q_j‖² by at most 2·x_j·e_j + e_j².
-//   - Evaluation error. The quadratic form itself, with Gram entries in
-//     error by u·√d·‖v_k‖‖v_l‖ and sums of 2N + 2 terms, errs by at most
-//     (u·(2N + 4) + u·√d)·μΔ_j²: this is the term that is large when Δc
-//     cancels, since μΔ_j is then of the size of μ_j, not of x_j.
+//   - Evaluation error. The quadratic form over the 2N vectors of the N
+//     distinct pairs, with Gram entries in error by u·√d·‖v_k‖‖v_l‖ and
+//     sums of at most 4N + 2 terms, errs by at most (u·(4N + 4) + u·√d)·μΔ_j²:
+//     this is the term that is large when Δc cancels, since μΔ_j is then of
+//     the size of μ_j, not of x_j.
 //
 // The estimate of the error in E_Z² = (1/m_q) Σ_j S_j is δS = 2·(1/m_q) Σ_j
 // of the above (a factor 2 of safety), and that of E_Z is
 // √(S + δS) − √(max(S − δS, 0)) + 4u·E_Z (the last divisions and square
-// root). It is a first-order estimate, not a
-// rigorous bound (the dot-product term is probabilistic);
-// TestCoefficientEZErrorEstimate checks it against E_Z computed in
+// root). It is a first-order estimate, not a rigorous bound (the
+// dot-product term is probabilistic); TestCoefficientEZErrorEstimate checks
+// it against E_Z computed in
 // 256-bit big.Float arithmetic on random memories, including nearly equal,
 // shared and ill-conditioned pairs.
 //
-// Pairs are identified by a 64-bit hash of their bits (s, y and sᵀy): two
-// different pairs with the same hash would be taken for one. Over a run
+// Pairs are identified by a 64-bit hash of their bits (s, y and sᵀy),
+// computed once per pair and reused while the pair stays in its slot
+// (slotTag): two different pairs with the same hash would be taken for one. Over a run
 // with 10⁴ distinct pairs the chance is about 10⁸/2⁶⁵ ≈ 3·10⁻¹²; the hash
 // is not keyed, so it is no defence against pairs crafted to collide.
 
