@@ -115,3 +115,53 @@ func BenchmarkTrack(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkTrackHighDim times a whole propagation at high d, as unlearn run
+// does it: SetReference and MeasureAll (2 workers) of 4 intervened states
+// at each of 10 steps, d from 256 to 20000, τ = 10, m_q = 32, on a fixed-seed logistic stream,
+// with E_Z by the block sweep or in the pairs' coefficient space.
+//
+//	go test ./align -run '^$' -bench TrackHighDim -benchtime 2x
+func BenchmarkTrackHighDim(b *testing.B) {
+	for _, d := range []int{256, 1024, 4096, 20000} {
+		benchTrackHighDim(b, d)
+	}
+}
+
+func benchTrackHighDim(b *testing.B, d int) {
+	const tau, steps = 10, 10
+	loss, events := logisticStream(b, 4, d, 80)
+	u := stream.NewIDSet(55, 58, 59)
+	prefix, future := events[:60], events[60:60+steps+1]
+	for _, method := range []struct {
+		name string
+		m    MemoryErrorMethod
+	}{{"block", MemoryErrorBlock}, {"coefficients", MemoryErrorCoefficients}} {
+		b.Run(fmt.Sprintf("d=%d/tau=%d/mq=32/%s", d, tau, method.name), func(b *testing.B) {
+			ref0 := replay(b, loss, tau, stream.Counterfactual(prefix, u))
+			act := replay(b, loss, tau, prefix)
+			b.ReportAllocs()
+			for b.Loop() {
+				b.StopTimer()
+				ref := ref0.Clone()
+				states := []*olbfgs.Learner{act.Clone(), act.Clone(), act.Clone(), act.Clone()}
+				states[1].Memory().Reset()
+				states[2].Memory().DropTouching(u)
+				states[3].SetW(ref.W())
+				e := newEngine(b, d, Options{Seed: 1, MemoryError: method.m})
+				e.SetDeletion(u)
+				pts := make([]Point, len(states))
+				b.StartTimer()
+				for k := range steps {
+					e.SetReference(ref, &future[k+1].Sample)
+					e.MeasureAll(pts, states, 2)
+					for _, l := range append([]*olbfgs.Learner{ref}, states...) {
+						if err := l.Step(future[k]); err != nil {
+							b.Fatal(err)
+						}
+					}
+				}
+			}
+		})
+	}
+}

@@ -68,6 +68,19 @@
 //     columns, each strip going through all 2·|Z|+1 sweeps while it stays
 //     in the cache; the columns are independent, so the bits do not change.
 //
+// From d ≥ CoefficientMinDim (4096; Options.MemoryError) E_Z is computed in
+// the pairs' coefficient space instead — H_Z q = γq + Σ_i (σ_i s_i + η_i y_i)
+// (Byrd, Nocedal & Schnabel 1994, §2), with the inner products of every pair
+// with the probes and with the other pairs computed once, when the pair first
+// appears, and kept by the pair's bits — at O(τ·m_q + τ·d) per state and step
+// instead of O(τ·d·m_q). That value is not the block sweep's bits: it is kept
+// only when its a-posteriori round-off estimate is within a tenth of the
+// spec's tolerance 1e-9·max(1, ‖w⁻‖), and the state falls back to the block
+// sweep otherwise (see coeff.go for the estimate and its argument). D_upd
+// is then computed by Memory.Apply, with the bits of the block's gradient
+// column. Below 4096 nothing changes, so the benchmark's d = 25 tables keep
+// their bits.
+//
 // [Engine.MeasureAll] measures the states of a step on several goroutines,
 // each with its own buffers, with the bits of Measure; package experiment
 // uses it for a single run (unlearn run), whose states would otherwise run

@@ -41,6 +41,10 @@ type Options struct {
 	// E_Z in exact arithmetic at d/m_q of the cost; see the package
 	// documentation. The two agree to round-off (tested at 1e-12 relative).
 	DirectProbes bool
+	// MemoryError selects how E_Z is computed. The zero value,
+	// MemoryErrorAuto, uses the pairs' coefficient space from d ≥
+	// CoefficientMinDim and the block sweep below; see coeff.go.
+	MemoryError MemoryErrorMethod
 }
 
 // Point holds the alignment metrics of one state against the reference at
@@ -79,10 +83,11 @@ type Engine struct {
 	lambdaZ float64
 	probes  [][]float64
 
-	nb, ld  int        // basis columns; row stride (column nb holds a gradient)
-	refOut  []float64  // H_Z⁻ applied to the input block, for the current reference
-	scratch            // the buffers of Measure (and SetReference)
-	extra   []*scratch // more buffers, one per extra goroutine of MeasureAll
+	nb, ld  int         // basis columns; row stride (column nb holds a gradient)
+	basis   [][]float64 // the probes or the columns of their Cholesky factor
+	refOut  []float64   // H_Z⁻ applied to the input block, for the current reference
+	scratch             // the buffers of Measure (and SetReference)
+	extra   []*scratch  // more buffers, one per extra goroutine of MeasureAll
 
 	u stream.IDSet // the deletion set (a private copy)
 
@@ -96,6 +101,16 @@ type Engine struct {
 	hess     []float64 // H(α) of the next event, row-major d×d
 	refG     []float64 // ∇ℓ_e(w⁻)
 	refDir   []float64 // H_Z⁻ ∇ℓ_e(w⁻), column nb of refOut
+
+	// The coefficient space (nil: the block sweep only). The reference's
+	// block is then computed only when a state falls back to the block
+	// sweep, once per step (refMu, refBlock).
+	coef     *coeffSpace
+	refView  memView
+	refMu    sync.Mutex
+	refBlock bool
+	refIn    []float64
+	refBA    *blockApplier
 }
 
 // scratch is what measuring one state writes: the input block (basis
@@ -110,16 +125,35 @@ type scratch struct {
 	g   []float64
 	// diff is the scratch of grad and of E_w.
 	diff []float64
+	// cs is the scratch of the coefficient space (nil until used).
+	cs *coefScratch
 }
 
-func newScratch(d, ld int) *scratch {
+func newScratch(d int) *scratch {
 	return &scratch{
-		in:   make([]float64, d*ld),
-		out:  make([]float64, d*ld),
-		ba:   newBlockApplier(d, ld),
 		dir:  make([]float64, d),
 		g:    make([]float64, d),
 		diff: make([]float64, d),
+	}
+}
+
+// ensureBlock allocates sc's probe blocks (two d×ld blocks and the block
+// applier) and writes the basis columns, unless done already. With the
+// coefficient space this happens only for a scratch whose state falls back
+// to the block sweep, so that a run at high d does not hold blocks it never
+// uses (29 MB each at d = 10⁵, m_q = 32).
+func (e *Engine) ensureBlock(sc *scratch) {
+	if sc.in != nil {
+		return
+	}
+	d, ld := e.d, e.ld
+	sc.in = make([]float64, d*ld)
+	sc.out = make([]float64, d*ld)
+	sc.ba = newBlockApplier(d, ld)
+	for j, q := range e.basis {
+		for k, v := range q {
+			sc.in[k*ld+j] = v
+		}
 	}
 }
 
@@ -174,19 +208,25 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 	}
 	nb := len(basis)
 	ld := (nb + 1 + 3) &^ 3
+	if opt.MemoryError < MemoryErrorAuto || opt.MemoryError > MemoryErrorCoefficients {
+		return nil, fmt.Errorf("%w: MemoryError = %d is not a MemoryErrorMethod", ErrConfig, opt.MemoryError)
+	}
 	e := &Engine{
 		d: d, m: m, lambdaZ: lambdaZ, probes: probes,
 		nb: nb, ld: ld,
-		refOut:  make([]float64, d*ld),
-		scratch: *newScratch(d, ld),
+		basis:   basis,
+		scratch: *newScratch(d),
 		refW:    make([]float64, d),
 		refG:    make([]float64, d),
 		refDir:  make([]float64, d),
 	}
-	for j, q := range basis {
-		for k, v := range q {
-			e.in[k*ld+j] = v
-		}
+	useCoef := opt.MemoryError == MemoryErrorCoefficients ||
+		(opt.MemoryError == MemoryErrorAuto && d >= CoefficientMinDim)
+	if useCoef {
+		e.coef = newCoeffSpace(probes, d)
+	} else {
+		e.ensureBlock(&e.scratch)
+		e.refOut = make([]float64, d*ld)
 	}
 	return e, nil
 }
@@ -278,11 +318,57 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 	} else {
 		clear(e.refG)
 	}
+	if e.coef != nil {
+		// The block only if a state falls back to it (refBlockOut);
+		// Apply gives the bits of the block's gradient column.
+		e.refBlock = false
+		e.coef.newStep()
+		e.coef.register(&e.refView, ref.Memory())
+		ref.Memory().Apply(e.refDir, e.refG)
+		return
+	}
 	e.setGradColumn(&e.scratch, e.refG)
 	e.ba.apply(ref.Memory(), e.refOut, e.in)
 	for k := range e.refDir {
 		e.refDir[k] = e.refOut[k*e.ld+e.nb]
 	}
+}
+
+// refBlockOut computes the reference's probe block of the current step
+// once, for the states that fall back to the block sweep in coefficient
+// mode. Safe for concurrent use.
+func (e *Engine) refBlockOut() {
+	e.refMu.Lock()
+	defer e.refMu.Unlock()
+	if e.refBlock {
+		return
+	}
+	if e.refIn == nil {
+		e.refIn = make([]float64, e.d*e.ld)
+		for j, q := range e.basis {
+			for k, v := range q {
+				e.refIn[k*e.ld+j] = v
+			}
+		}
+		e.refBA = newBlockApplier(e.d, e.ld)
+		e.refOut = make([]float64, e.d*e.ld)
+	}
+	for k, v := range e.refG {
+		e.refIn[k*e.ld+e.nb] = v
+	}
+	e.refBA.apply(e.ref.Memory(), e.refOut, e.refIn)
+	e.refBlock = true
+}
+
+// CoefficientStats returns how many states' E_Z the coefficient space gave
+// and how many fell back to the block sweep, since the engine was made.
+func (e *Engine) CoefficientStats() (used, fellBack uint64) {
+	if e.coef == nil {
+		return 0, 0
+	}
+	e.coef.mu.Lock()
+	defer e.coef.mu.Unlock()
+	return e.coef.used, e.coef.fellBack
 }
 
 // grad stores ∇ℓ_e(w) of the next event in dst. For a quadratic loss it is
@@ -338,6 +424,11 @@ func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 // olbfgs.Memory.Equal) every error is exactly 0 and nothing else is
 // computed; when only Z is identical, E_Z = 0 exactly and the probe block is
 // skipped. It panics if no reference is set or st's dimension is not d.
+//
+// With the coefficient space (Options.MemoryError, d ≥ CoefficientMinDim by
+// default) Measure allocates when a state brings new pairs, and reads pairs
+// through the memories that held them when first seen at this step: a
+// memory measured at a step must not change until the next SetReference.
 func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	if e.ref == nil {
 		panic("align: Measure before SetReference")
@@ -351,9 +442,10 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 // distinct learners, none of them the reference, and must not change
 // during the call. The first call with more workers than before allocates
 // their buffers (two d×(m_q+1) blocks each, or d×(d+1) when the engine uses
-// the probes' Cholesky factor); later calls do not allocate except for the
-// goroutines. It panics if no reference is set, len(dst) ≠ len(states) or a
-// state's dimension is not d.
+// the probes' Cholesky factor; with the coefficient space only when a state
+// falls back to the block sweep); later calls do not allocate except for the
+// goroutines and the coefficient space's new pairs. It panics if no
+// reference is set, len(dst) ≠ len(states) or a state's dimension is not d.
 func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) {
 	if e.ref == nil {
 		panic("align: MeasureAll before SetReference")
@@ -362,6 +454,15 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 		panic(fmt.Sprintf("align: MeasureAll: %d points for %d states", len(dst), len(states)))
 	}
 	workers = min(workers, len(states))
+	if e.coef != nil {
+		// New pairs' inner products in batches, on all workers.
+		// (A memory equal to the reference's only looks its pairs up.)
+		mems := make([]*olbfgs.Memory, len(states))
+		for i, st := range states {
+			mems[i] = st.Memory()
+		}
+		e.coef.prepare(&e.refView, mems, workers)
+	}
 	if workers <= 1 {
 		for i, st := range states {
 			dst[i] = e.measure(&e.scratch, st)
@@ -369,8 +470,10 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 		return
 	}
 	for len(e.extra) < workers-1 {
-		sc := newScratch(e.d, e.ld)
-		copy(sc.in, e.in) // the basis columns; gradient columns are set per state
+		sc := newScratch(e.d)
+		if e.coef == nil {
+			e.ensureBlock(sc) // the basis columns; gradient columns are set per state
+		}
 		e.extra = append(e.extra, sc)
 	}
 	var next atomic.Int64
@@ -422,6 +525,34 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 			p.Dupd = DirectionError(sc.dir, e.refDir)
 		}
 	default:
+		if e.coef != nil {
+			if sc.cs == nil {
+				sc.cs = &coefScratch{}
+			}
+			ez, _, ok := e.coef.memoryError(sc.cs, &e.refView, mem, coeffTolFrac*max(1, e.refWNorm))
+			e.coef.mu.Lock()
+			if ok {
+				e.coef.used++
+			} else {
+				e.coef.fellBack++
+			}
+			e.coef.mu.Unlock()
+			if ok {
+				p.EZ = ez
+				if e.hasNext {
+					g := e.refG
+					if !wEq {
+						e.grad(sc, sc.g, w)
+						g = sc.g
+					}
+					mem.Apply(sc.dir, g)
+					p.Dupd = DirectionError(sc.dir, e.refDir)
+				}
+				break
+			}
+			e.refBlockOut()
+			e.ensureBlock(sc)
+		}
 		if e.hasNext {
 			g := e.refG // the same w gives the same gradient
 			if !wEq {

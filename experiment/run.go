@@ -4,12 +4,14 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"runtime"
 	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
@@ -32,8 +34,9 @@ type Options struct {
 	Operators func(tau int) []unlearn.Operator
 	// Workers is the number of configurations run in parallel by RunGrid,
 	// and, for Run and RunHistory (one configuration), the number of
-	// states measured in parallel at each post-deletion step
-	// (align.Engine.MeasureAll; the records do not depend on it). If zero,
+	// states measured, and of learners stepped, in parallel at each
+	// post-deletion step (align.Engine.MeasureAll; each learner is stepped
+	// by one goroutine; the records do not depend on it). If zero,
 	// defaults to runtime.GOMAXPROCS(0).
 	Workers int
 	// Shard selects the configurations RunGrid runs; the zero Shard runs
@@ -358,13 +361,12 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
 			if e.Op == stream.Insert { // a delete after t_del changes no state (spec §8)
-				if err := ref.Step(e); err != nil {
-					return nil, fmt.Errorf("%w: reference at k = %d: %w", ErrRun, k, err)
-				}
-				for i, st := range states {
-					if err := st.Step(e); err != nil {
-						return nil, fmt.Errorf("%w: %s at k = %d: %w", ErrRun, ops[i].Name(), k, err)
+				if err := stepAll(ref, states, e, ws.meter.workers); err != nil {
+					var se *stepError
+					if errors.As(err, &se) && se.i >= 0 {
+						return nil, fmt.Errorf("%w: %s at k = %d: %w", ErrRun, ops[se.i].Name(), k, se.err)
 					}
+					return nil, fmt.Errorf("%w: reference at k = %d: %w", ErrRun, k, errors.Unwrap(err))
 				}
 			}
 			if ctx.Err() != nil { // every step: a step may take seconds at high d
@@ -447,4 +449,57 @@ func deletionSet(prefix []stream.Event, c Config, loss stream.Loss, w []float64)
 		u.Add(id)
 	}
 	return u.Sorted(), nil
+}
+
+// stepError is the first failure of stepAll: learner i of the states, or
+// the reference (i = −1).
+type stepError struct {
+	i   int
+	err error
+}
+
+func (e *stepError) Error() string { return e.err.Error() }
+func (e *stepError) Unwrap() error { return e.err }
+
+// stepAll applies event e to the reference and then to every state, on up
+// to workers goroutines (each learner is stepped by one goroutine, so the
+// results are the bits of stepping them one after the other). It returns
+// the failure of the reference, else of the first state in order.
+func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int) error {
+	n := len(states) + 1
+	errs := make([]error, n)
+	learner := func(t int) *olbfgs.Learner {
+		if t == 0 {
+			return ref
+		}
+		return states[t-1]
+	}
+	if workers <= 1 {
+		for t := range n {
+			if errs[t] = learner(t).Step(e); errs[t] != nil {
+				break
+			}
+		}
+	} else {
+		var next atomic.Int64
+		var wg sync.WaitGroup
+		for range min(workers, n) {
+			wg.Go(func() {
+				for {
+					t := int(next.Add(1)) - 1
+					if t >= n {
+						return
+					}
+					errs[t] = learner(t).Step(e)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	for t, err := range errs {
+		if err != nil {
+			return &stepError{i: t - 1, err: err}
+		}
+	}
+	return nil
 }
