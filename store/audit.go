@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"unlearn/certify"
 	"unlearn/internal/floatbits"
@@ -169,8 +170,8 @@ func sameRelease(a, b *certify.Release) bool {
 	return true
 }
 
-// copyStoreFiles copies the regular files of a store directory (the
-// database and, after a crash, its rollback journal) into dst.
+// copyStoreFiles copies the database of a store directory and, after a
+// crash, its rollback journal (the files named FileName…) into dst.
 func copyStoreFiles(src, dst string) error {
 	if _, err := os.Stat(filepath.Join(src, FileName)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -183,8 +184,8 @@ func copyStoreFiles(src, dst string) error {
 		return fmt.Errorf("store: audit: %w", err)
 	}
 	for _, e := range entries {
-		if !e.Type().IsRegular() {
-			continue
+		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), FileName) {
+			continue // the database and its journal only (not a ledger, keys, …)
 		}
 		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
 			return fmt.Errorf("store: audit: copying the store: %w", err)

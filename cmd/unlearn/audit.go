@@ -105,6 +105,8 @@ func newAuditCmd() *cobra.Command {
 		gamma, selection            float64
 		seed, noiseSeed             uint64
 		ids                         []int64
+		storeDir                    string
+		maxReplay                   int
 	)
 	def := experiment.Experiment2()
 	cmd := &cobra.Command{
@@ -156,8 +158,12 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
+			if storeDir != "" {
+				return runStoreAudit(cmd, storeDir, ids, maxReplay, intervention, memory, eps, delta, out,
+					audit.Config{Trials: trials, SelectionFraction: selection, Gamma: gamma, Seeded: fl.Changed("seeded-noise"), Seed: noiseSeed})
+			}
 			if in == "" {
-				return flagError("stream", "required")
+				return flagError("stream", "required (or --store)")
 			}
 			if intervention == "" {
 				return flagError("intervention", "required (%s)", strings.Join(operatorNames(1), ", "))
@@ -289,7 +295,9 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&in, "stream", "", "stream file (JSON Lines, spec §1.1) (required)")
+	f.StringVar(&in, "stream", "", "stream file (JSON Lines, spec §1.1) (required unless --store)")
+	f.StringVar(&storeDir, "store", "", "audit this model store's forget of --ids and its release instead of a stream (the store is not modified)")
+	f.IntVar(&maxReplay, "max-replay", 0, "with --store: the forget's replay cap; above it the store's --intervention serves the request (0: exact)")
 	f.StringVar(&intervention, "intervention", "", "the unlearning operator of world A: "+strings.Join(operatorNames(def.Tau), ", ")+" (required)")
 	f.Float64Var(&alpha, "alpha", 0, "test an assumed α instead of the one the toolkit derives")
 	f.StringVar(&memory, "memory", "reset", "memory released: reset or rebuild")
@@ -380,13 +388,21 @@ func writeAuditSummary(w io.Writer, rec *auditRecord) error {
 		rec.Stream.File, rec.Stream.Kind, rec.Stream.D, rec.TDel, rec.Tau, rec.Eta, rec.U, rec.Intervention)
 	fmt.Fprintf(&b, "release: w + N(0, σ²I), σ = %.4g for α = %.4g at (ε, δ) = (%g, %g); memory reset; true ‖w_A − w_B‖ = %.4g\n",
 		rec.Release.Sigma, rec.Release.Alpha, rep.Epsilon, rep.Delta, rec.Release.Distance)
+	writeAuditTable(&b, rep)
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+// writeAuditTable writes the audit's trials, confidence, the tests' table
+// and, as the last line, ε_lb, the certified ε and the verdict.
+func writeAuditTable(b *strings.Builder, rep *audit.Report) {
 	sampler := rep.Sampler
 	if rep.Seed != nil {
 		sampler = fmt.Sprintf("seeded with %d (seeded: for speed, not deployment)", *rep.Seed)
 	}
-	fmt.Fprintf(&b, "trials: %d per world (%d selection, %d evaluation); noise %s\n",
+	fmt.Fprintf(b, "trials: %d per world (%d selection, %d evaluation); noise %s\n",
 		rep.Trials, rep.Selection, rep.Evaluation, sampler)
-	fmt.Fprintf(&b, "confidence 1 − γ = 1 − %g (false-alarm probability ≤ %g); largest ε_lb these trials can show: %.4g\n\n",
+	fmt.Fprintf(b, "confidence 1 − γ = 1 − %g (false-alarm probability ≤ %g); largest ε_lb these trials can show: %.4g\n\n",
 		rep.Gamma, rep.FalseAlarm, rep.Ceiling)
 	b.WriteString("| test | statistic | guess A when | FP | FN | FPR ≤ | FNR ≤ | ε_lb |\n| --- | --- | --- | --- | --- | --- | --- | --- |\n")
 	for _, t := range rep.Tests {
@@ -394,14 +410,12 @@ func writeAuditSummary(w io.Writer, rec *auditRecord) error {
 		if t.GuessAAbove {
 			side = ">"
 		}
-		fmt.Fprintf(&b, "| %s | %s | %s %.4g | %d/%d | %d/%d | %.4g | %.4g | %.4g |\n", t.Name, t.Statistic, side, t.Threshold,
+		fmt.Fprintf(b, "| %s | %s | %s %.4g | %d/%d | %d/%d | %.4g | %.4g | %.4g |\n", t.Name, t.Statistic, side, t.Threshold,
 			t.FalsePositives, t.NegativesB, t.FalseNegatives, t.PositivesA, t.FPRUpper, t.FNRUpper, t.EpsilonLB)
 	}
 	rel := "≤"
 	if rep.Verdict == audit.Violation {
 		rel = ">"
 	}
-	fmt.Fprintf(&b, "\nε_lb = %.4g %s certified ε = %g: %s\n", rep.EpsilonLB, rel, rep.Epsilon, rep.Verdict)
-	_, err := io.WriteString(w, b.String())
-	return err
+	fmt.Fprintf(b, "\nε_lb = %.4g %s certified ε = %g: %s\n", rep.EpsilonLB, rel, rep.Epsilon, rep.Verdict)
 }
