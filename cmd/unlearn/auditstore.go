@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"path/filepath"
 	"strings"
 
@@ -85,6 +86,8 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 			return flagError("intervention", "%v", err)
 		case errors.As(err, &oe) && oe.Option == "ids", errors.Is(err, store.ErrUnknownID):
 			return flagError("ids", "%v", err)
+		case errors.Is(err, fs.ErrNotExist):
+			return flagError("store", "%v", err)
 		case errors.Is(err, certify.ErrNotCertifiable):
 			return flagError("store", "%v (a noised release needs a learner with a radius: create the store with --radius)", err)
 		}
