@@ -50,23 +50,16 @@ func (p *Prepared) Memory() MemoryPolicy { return p.r.Memory }
 // Release draws one release with noise from s (noise.SecureSampler or
 // noise.SeededSampler; nil means a fresh secure sampler): exactly what
 // Certify(state, spec) with spec.Sampler = s publishes, without the
-// certificate. Errors: ErrSampler for another sampler type, the sampler's
-// error, ErrResolution as Certify.
+// certificate; σ is not computed again (noise.Gaussian.WithSampler).
+// Errors: ErrSampler for another sampler type, the sampler's error,
+// ErrResolution as Certify.
 func (p *Prepared) Release(s noise.Sampler) (*Release, error) {
 	r := *p.r
-	g, err := noise.NewGaussian(noise.GaussianOptions{
-		Alpha: r.sens.Alpha, Epsilon: r.Epsilon, Delta: r.Delta, Calibration: r.Calibration, Sampler: s,
-	})
-	if err != nil {
-		return nil, specErr(noiseField(err, "Alpha.Alpha"), nil, err)
-	}
+	g := p.r.gauss.WithSampler(s) // σ as calibrated by Prepare, not computed again
 	switch g.Options().Sampler.(type) {
 	case *noise.SecureSampler, *noise.SeededSampler:
 	default:
 		return nil, specErr("Sampler", fmt.Sprintf("%T", s), fmt.Errorf("%w: use noise.NewSecureSampler (deployment) or noise.NewSeededSampler (experiments only)", ErrSampler))
-	}
-	if g.Sigma() != p.r.gauss.Sigma() {
-		panic("certify: Prepared.Release: σ is not deterministic") // noise.Sigma is a pure function
 	}
 	r.gauss = g
 	out, _, _, err := released(p.state, &r)

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -83,4 +84,40 @@ func mustLogistic(t *testing.T, d int) stream.Loss {
 	l, err := stream.NewLogistic(d, 0.05)
 	require.NoError(t, err)
 	return l
+}
+
+// Property: for any assumed α, ε, δ, memory policy and seed, a prepared
+// release is bit for bit Certify's with the same seeded sampler.
+func TestPreparedMatchesCertifyProperty(t *testing.T) {
+	r := rand.New(rand.NewPCG(4, 10)) // the stream of TestPrepared
+	const d, tau = 4, 10
+	events := logisticStream(r, d, 60)
+	loss, err := stream.NewLogistic(d, 0.05)
+	require.NoError(t, err)
+	state, err := olbfgs.Replay(logisticCfg(d, tau), loss, events)
+	require.NoError(t, err)
+	retained := lastRetained(events, stream.NewIDSet(58), tau)
+	rapid.Check(t, func(rt *rapid.T) {
+		spec := Spec{
+			Epsilon: rapid.Float64Range(0.05, 8).Draw(rt, "eps"),
+			Delta:   rapid.Float64Range(1e-9, 0.1).Draw(rt, "delta"),
+			Alpha:   &Given{Alpha: rapid.Float64Range(1e-3, 10).Draw(rt, "alpha"), Method: "property"},
+		}
+		if rapid.Bool().Draw(rt, "rebuild") {
+			spec.Memory, spec.Retained = Rebuild, retained
+		}
+		seed := rapid.Uint64().Draw(rt, "seed")
+		p, err := Prepare(state, spec)
+		require.NoError(rt, err)
+		spec.Sampler = seeded(seed)
+		want, _, err := Certify(state, spec)
+		require.NoError(rt, err)
+		got, err := p.Release(seeded(seed))
+		require.NoError(rt, err)
+		wb, err := want.Marshal()
+		require.NoError(rt, err)
+		gb, err := got.Marshal()
+		require.NoError(rt, err)
+		require.Equal(rt, string(wb), string(gb))
+	})
 }
