@@ -8,11 +8,10 @@ import (
 	"unlearn/olbfgs"
 )
 
-// certified is the mechanism of Certified.
+// certified is the mechanism of Certified and Prepared.
 type certified struct {
-	state *olbfgs.Learner
-	spec  certify.Spec
-	dim   int
+	p        *certify.Prepared
+	dim, tau int
 }
 
 // Certified returns the mechanism that releases state through the
@@ -22,19 +21,29 @@ type certified struct {
 // worlds the same spec audits the mechanism as deployed: σ is computed
 // from spec's public inputs only, so it is the same in both worlds by
 // construction. spec.Sampler is replaced in every trial; the rest is used
-// as given. It panics if spec is not valid for state (check it once with
-// certify.Certify before auditing).
+// as given.
+//
+// The spec is resolved once (certify.Prepare: α and σ do not depend on
+// the noise) and each trial runs certify.Prepared.Release, the same code
+// as Certify for the projection, the noise and the memory policy: a trial
+// publishes exactly what Certify would with the same sampler, without
+// re-deriving α or sealing a certificate per trial. It panics if spec is
+// not valid for state (check it once with certify.Certify or
+// certify.Prepare before auditing).
 func Certified(state *olbfgs.Learner, spec certify.Spec) Mechanism {
-	if _, _, err := certify.Certify(state, withSampler(spec, noise.NewSeededSampler(0, noise.SamplerOptions{}))); err != nil {
+	spec.Sampler = noise.NewSeededSampler(0, noise.SamplerOptions{})
+	p, err := certify.Prepare(state, spec)
+	if err != nil {
 		panic(fmt.Sprintf("audit: Certified: the spec does not certify the state: %v", err))
 	}
-	cfg := state.Config()
-	return &certified{state: state.Clone(), spec: spec, dim: cfg.Dim + 2*cfg.Memory*cfg.Dim}
+	return Prepared(p, state.Config())
 }
 
-func withSampler(s certify.Spec, sampler noise.Sampler) certify.Spec {
-	s.Sampler = sampler
-	return s
+// Prepared returns the mechanism whose trials are p.Release with the
+// trial's sampler, flattened (w, then the memory as [Flatten] lays it out
+// for cfg's d and τ). cfg must be the configuration of p's state.
+func Prepared(p *certify.Prepared, cfg olbfgs.Config) Mechanism {
+	return &certified{p: p, dim: cfg.Dim + 2*cfg.Memory*cfg.Dim, tau: cfg.Memory}
 }
 
 func (c *certified) Dim() int { return c.dim }
@@ -43,16 +52,28 @@ func (c *certified) Release(dst []float64, s noise.Sampler) error {
 	if len(dst) != c.dim {
 		panic(fmt.Sprintf("audit: Certified.Release: len(dst) = %d, want %d", len(dst), c.dim))
 	}
-	rel, _, err := certify.Certify(c.state, withSampler(c.spec, s))
+	rel, err := c.p.Release(s)
 	if err != nil {
 		return err
 	}
-	l, err := rel.Learner()
-	if err != nil {
-		return err
-	}
-	d := len(rel.W)
-	copy(dst[:d], rel.W)
-	copy(dst[d:], Flatten(l.Memory()))
+	FlattenRelease(dst, rel)
 	return nil
+}
+
+// FlattenRelease stores a release in dst as an audit artifact: w, then the
+// released memory pairs in [Flatten]'s layout (slot k holds s_k then y_k;
+// slots beyond the released pairs are zero). dst must have length
+// d + 2·τ·d for the release's d and τ; it panics otherwise.
+func FlattenRelease(dst []float64, rel *certify.Release) {
+	d, tau := rel.Config.Dim, rel.Config.Memory
+	if len(dst) != d+2*tau*d || len(rel.W) != d || len(rel.Memory) > tau {
+		panic(fmt.Sprintf("audit: FlattenRelease: len(dst) = %d, want %d", len(dst), d+2*tau*d))
+	}
+	copy(dst, rel.W)
+	mem := dst[d:]
+	clear(mem)
+	for k, p := range rel.Memory {
+		copy(mem[2*k*d:], p.S)
+		copy(mem[(2*k+1)*d:], p.Y)
+	}
 }

@@ -55,41 +55,9 @@ func Certify(state *olbfgs.Learner, spec Spec) (*Release, *Certificate, error) {
 
 // certify is Certify on a resolved spec (exact or noised).
 func certify(state *olbfgs.Learner, r *resolved) (*Release, *Certificate, error) {
-	if err := checkRetained(state, r.Retained); err != nil {
+	out, sigma, applied, err := released(state, r)
+	if err != nil {
 		return nil, nil, err
-	}
-	out := state.Clone()
-	var sigma, applied float64
-	if r.gauss != nil {
-		w := slices.Clone(state.W())
-		if rad := state.Config().RadiusBound(); !math.IsInf(rad, 0) {
-			if n := floats.Norm(w, 2); n > rad {
-				floats.Scale(rad/n, w)
-			}
-		}
-		un := slices.Clone(w)
-		rel, err := r.gauss.Release(w, w)
-		if err != nil {
-			return nil, nil, fmt.Errorf("certify: noise: %w", err)
-		}
-		if floatbits.Equal(w, un) {
-			return nil, nil, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: the noised w equals the un-noised one", ErrResolution))
-		}
-		// σ must dominate the rounding of every released coordinate; the
-		// released w is public, so this check reveals nothing more.
-		if m := floats.Norm(w, math.Inf(1)); rel.Sigma < resolution*m {
-			return nil, nil, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: σ = %g < 2⁻³⁰·max|w_i| = %g of the released w", ErrResolution, rel.Sigma, resolution*m))
-		}
-		sigma, applied = rel.Sigma, rel.SigmaApplied
-		out.SetW(w)
-		switch r.Memory {
-		case Reset:
-			out.Memory().Reset()
-		case Rebuild:
-			if err := rebuild(out, r.Retained); err != nil {
-				return nil, nil, err
-			}
-		}
 	}
 	release := releaseOf(out, r.header)
 	b, err := release.Marshal()
@@ -123,6 +91,50 @@ func certify(state *olbfgs.Learner, r *resolved) (*Release, *Certificate, error)
 		return nil, nil, err
 	}
 	return release, c, nil
+}
+
+// released returns the state a release under r publishes (w projected and
+// noised, memory reset or rebuilt; the state itself for an exact release)
+// with the calibrated and the applied σ (0 for an exact release). It is the
+// one implementation of the noise and the memory policy, shared by
+// [Certify], [CertifyExact], [CertifyTrained] and [Prepared.Release].
+func released(state *olbfgs.Learner, r *resolved) (out *olbfgs.Learner, sigma, applied float64, err error) {
+	if err := checkRetained(state, r.Retained); err != nil {
+		return nil, 0, 0, err
+	}
+	out = state.Clone()
+	if r.gauss != nil {
+		w := slices.Clone(state.W())
+		if rad := state.Config().RadiusBound(); !math.IsInf(rad, 0) {
+			if n := floats.Norm(w, 2); n > rad {
+				floats.Scale(rad/n, w)
+			}
+		}
+		un := slices.Clone(w)
+		rel, err := r.gauss.Release(w, w)
+		if err != nil {
+			return nil, 0, 0, fmt.Errorf("certify: noise: %w", err)
+		}
+		if floatbits.Equal(w, un) {
+			return nil, 0, 0, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: the noised w equals the un-noised one", ErrResolution))
+		}
+		// σ must dominate the rounding of every released coordinate; the
+		// released w is public, so this check reveals nothing more.
+		if m := floats.Norm(w, math.Inf(1)); rel.Sigma < resolution*m {
+			return nil, 0, 0, specErr("Epsilon", r.Epsilon, fmt.Errorf("%w: σ = %g < 2⁻³⁰·max|w_i| = %g of the released w", ErrResolution, rel.Sigma, resolution*m))
+		}
+		sigma, applied = rel.Sigma, rel.SigmaApplied
+		out.SetW(w)
+		switch r.Memory {
+		case Reset:
+			out.Memory().Reset()
+		case Rebuild:
+			if err := rebuild(out, r.Retained); err != nil {
+				return nil, 0, 0, err
+			}
+		}
+	}
+	return out, sigma, applied, nil
 }
 
 func sha256Hex(b []byte) string {

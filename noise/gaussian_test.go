@@ -208,3 +208,33 @@ func TestEmpiricalPrivacy(t *testing.T) {
 		}
 	})
 }
+
+// WithSampler keeps σ and the options and only changes the sampler: with
+// the same seeded sampler it releases what the original does.
+func TestGaussianWithSampler(t *testing.T) {
+	g, err := NewGaussian(GaussianOptions{Alpha: 0.5, Epsilon: 1, Delta: 1e-5, Sampler: NewSeededSampler(1, SamplerOptions{})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := g.WithSampler(NewSeededSampler(9, SamplerOptions{}))
+	if h.Sigma() != g.Sigma() || h.Options().Alpha != 0.5 || h.Options().Sampler == g.Options().Sampler {
+		t.Fatalf("WithSampler changed σ or the options: %v vs %v", h.Sigma(), g.Sigma())
+	}
+	ref, _ := NewGaussian(GaussianOptions{Alpha: 0.5, Epsilon: 1, Delta: 1e-5, Sampler: NewSeededSampler(9, SamplerOptions{})})
+	x := []float64{1, 2, 3}
+	a, b := make([]float64, 3), make([]float64, 3)
+	if _, err := h.Release(a, x); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := ref.Release(b, x); err != nil {
+		t.Fatal(err)
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			t.Fatalf("coordinate %d: %v vs %v", i, a[i], b[i])
+		}
+	}
+	if _, ok := g.WithSampler(nil).Options().Sampler.(*SecureSampler); !ok {
+		t.Fatal("nil sampler: want the secure sampler")
+	}
+}

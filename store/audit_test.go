@@ -1,0 +1,110 @@
+package store
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+
+	"unlearn/certify"
+	"unlearn/noise"
+	"unlearn/stream"
+)
+
+// auditStore makes a certifiable logistic store (radius 4, sample bound 20:
+// the values of TestReleasePaths) with 300 inserts, ids 1..300, and closes
+// it: the directory is then what a user hands to an audit.
+func auditStore(t *testing.T) (dir string, h *stream.History) {
+	t.Helper()
+	h = genHistory(t, stream.KindLogistic, 3, 300, 5)
+	cfg := learnerConfig(h.Header.D, 4)
+	cfg.Radius, cfg.SampleBound = 4, 20
+	dir = t.TempDir()
+	s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: 50})
+	require.NoError(t, err)
+	_, err = s.IngestEvents(Events(h.Events), IngestOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	return dir, h
+}
+
+// readDir returns every file of dir by name, with its bytes.
+func readDir(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	entries, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range entries {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		out[e.Name()] = string(b)
+	}
+	return out
+}
+
+// PrepareAudit takes the exact and the approximate path as the store's
+// Forget would, gives world B the oracle (the replay of the deletion-edited
+// stream), gives both worlds the store's σ, and leaves the user's store
+// byte for byte as it was.
+func TestPrepareAudit(t *testing.T) {
+	dir, h := auditStore(t)
+	before := readDir(t, dir)
+	cfg := learnerConfig(h.Header.D, 4)
+	cfg.Radius, cfg.SampleBound = 4, 20
+	u := stream.NewIDSet(40, 41)
+	oracleB := oracle(t, cfg, h.Loss, h.Events, u)
+	for _, tc := range []struct {
+		name   string
+		forget ForgetOptions
+		memory certify.MemoryPolicy
+		path   Path
+		rel    string
+	}{
+		{"exact", ForgetOptions{}, certify.Reset, PathExact, "exact"},
+		{"approximate/reset", ForgetOptions{MaxReplay: 1, Intervention: "memory-reset"}, certify.Reset, PathApproximate, "derived"},
+		{"approximate/rebuild", ForgetOptions{MaxReplay: 1, Intervention: "noop"}, certify.Rebuild, PathApproximate, "derived"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w, err := PrepareAudit(dir, u.Sorted(), AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: tc.memory}})
+			require.NoError(t, err)
+			require.Equal(t, tc.path, w.Forget.Path, w.Forget.Reason)
+			require.NotEmpty(t, w.Forget.Reason)
+			require.Equal(t, tc.rel, w.ReleasePath)
+			require.True(t, w.StateB.Equal(oracleB), "world B is the oracle")
+			if tc.path == PathExact {
+				require.True(t, w.Exact)
+				require.True(t, w.StateA.Equal(oracleB), "the exact path is the oracle")
+				return
+			}
+			require.False(t, w.Exact)
+			require.False(t, w.StateA.Equal(oracleB))
+			require.Equal(t, w.A.Sigma(), w.B.Sigma())
+			require.Equal(t, w.Certificate.Sigma, w.A.Sigma())
+			require.Equal(t, tc.memory, w.B.Memory())
+			rb, err := w.B.Release(noise.NewSeededSampler(3, noise.SamplerOptions{}))
+			require.NoError(t, err)
+			require.Len(t, rb.W, h.Header.D)
+		})
+	}
+	require.Equal(t, before, readDir(t, dir), "the user's store changed")
+}
+
+// Bad requests are refused with an error naming what is wrong, and the
+// store is untouched.
+func TestPrepareAuditErrors(t *testing.T) {
+	dir, _ := auditStore(t)
+	before := readDir(t, dir)
+	spec := certify.Spec{Epsilon: 1, Delta: 1e-5}
+	_, err := PrepareAudit(dir, []int64{9999}, AuditOptions{Spec: spec})
+	require.ErrorIs(t, err, ErrUnknownID)
+	_, err = PrepareAudit(dir, nil, AuditOptions{Spec: spec})
+	require.ErrorIs(t, err, ErrOptions)
+	_, err = PrepareAudit(dir, []int64{3}, AuditOptions{Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Alpha: &certify.Given{Alpha: 1}}})
+	require.ErrorIs(t, err, ErrOptions)
+	_, err = PrepareAudit(dir, []int64{3}, AuditOptions{Forget: ForgetOptions{MaxReplay: 1, Intervention: "bogus"}, Spec: spec})
+	require.ErrorIs(t, err, ErrOptions)
+	_, err = PrepareAudit(t.TempDir(), []int64{3}, AuditOptions{Spec: spec})
+	require.ErrorIs(t, err, os.ErrNotExist)
+	require.Equal(t, before, readDir(t, dir), "the user's store changed")
+}
