@@ -2,12 +2,12 @@ package store
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
-	"io"
+	"net/url"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"unlearn/certify"
 	"unlearn/internal/floatbits"
@@ -59,9 +59,10 @@ type AuditWorlds struct {
 
 // PrepareAudit computes the worlds of an audit of a deletion request for
 // ids against the model store in dir, without modifying it: the store's
-// files are copied into a temporary directory (removed before returning)
-// and only the copy is opened. The store must not be written to while it
-// is copied (an ingest or forget in progress in another process).
+// database is copied into a temporary directory (removed before returning)
+// as one consistent snapshot (VACUUM INTO on a read-only connection, so an
+// ingest or forget running in another process waits or is not seen at
+// all) and only the copy is opened.
 //
 //   - World A: the copy serves the request with o.Forget (Store.Forget),
 //     then is released as Store.Release would with o.Spec.
@@ -89,7 +90,7 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 			err = fmt.Errorf("store: audit: %w", rerr)
 		}
 	}()
-	if err := copyStoreFiles(dir, tmp); err != nil {
+	if err := snapshotStore(dir, tmp); err != nil {
 		return nil, err
 	}
 	s, err := Open(tmp)
@@ -170,43 +171,46 @@ func sameRelease(a, b *certify.Release) bool {
 	return true
 }
 
-// copyStoreFiles copies the database of a store directory and, after a
-// crash, its rollback journal (the files named FileName…) into dst.
-func copyStoreFiles(src, dst string) error {
-	if _, err := os.Stat(filepath.Join(src, FileName)); err != nil {
+// snapshotStore writes a consistent copy of the database of the store in
+// src to dst/FileName with SQLite's VACUUM INTO
+// (https://sqlite.org/lang_vacuum.html#vacuuminto), run on a read-only
+// connection. VACUUM INTO reads the source inside one read transaction, so
+// the copy is a snapshot of one committed state even while another process
+// ingests or forgets (a writer waits for the shared lock, up to the store's
+// busy timeout); it writes only the copy, and the copy holds no free pages,
+// so nothing a past forget erased is carried over either.
+//
+// A hot rollback journal (an interrupted write that no process is
+// finishing) needs a writer to roll it back; a read-only connection cannot,
+// and the audit refuses rather than touch the user's files: opening the
+// store once with any command (unlearn status) recovers it.
+func snapshotStore(src, dst string) error {
+	abs, err := filepath.Abs(filepath.Join(src, FileName))
+	if err != nil {
+		return fmt.Errorf("store: audit: %w", err)
+	}
+	if _, err := os.Stat(abs); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("store: audit: %s holds no store (%s): %w", src, FileName, err)
 		}
 		return fmt.Errorf("store: audit: %w", err)
 	}
-	entries, err := os.ReadDir(src)
+	u := url.URL{Scheme: "file", Path: filepath.ToSlash(abs)}
+	q := url.Values{}
+	q.Set("mode", "ro")
+	q.Add("_pragma", "busy_timeout(10000)")
+	db, err := sql.Open("sqlite", u.String()+"?"+q.Encode())
 	if err != nil {
 		return fmt.Errorf("store: audit: %w", err)
 	}
-	for _, e := range entries {
-		if !e.Type().IsRegular() || !strings.HasPrefix(e.Name(), FileName) {
-			continue // the database and its journal only (not a ledger, keys, …)
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	out := filepath.Join(dst, FileName)
+	if _, err := db.ExecContext(context.Background(), `VACUUM INTO ?`, out); err != nil {
+		if _, jerr := os.Stat(abs + "-journal"); jerr == nil {
+			return fmt.Errorf("store: audit: copying %s: %w (a rollback journal %s-journal is present: if no other process is writing to the store, it is left by an interrupted write; open the store once, e.g. unlearn status --store %s, to recover it, then audit)", src, err, FileName, src)
 		}
-		if err := copyFile(filepath.Join(src, e.Name()), filepath.Join(dst, e.Name())); err != nil {
-			return fmt.Errorf("store: audit: copying the store: %w", err)
-		}
+		return fmt.Errorf("store: audit: copying %s: %w", src, err)
 	}
 	return nil
-}
-
-func copyFile(src, dst string) error {
-	in, err := os.Open(src)
-	if err != nil {
-		return err
-	}
-	defer in.Close()
-	out, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if err != nil {
-		return err
-	}
-	if _, err := io.Copy(out, in); err != nil {
-		out.Close()
-		return err
-	}
-	return out.Close()
 }

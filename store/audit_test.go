@@ -1,6 +1,7 @@
 package store
 
 import (
+	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
@@ -107,4 +108,38 @@ func TestPrepareAuditErrors(t *testing.T) {
 	_, err = PrepareAudit(t.TempDir(), []int64{3}, AuditOptions{Spec: spec})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.Equal(t, before, readDir(t, dir), "the user's store changed")
+}
+
+// TestSnapshotStoreIsConsistent checks that the audit's copy is one
+// committed state of the store: a write transaction left open by another
+// connection (as a concurrent ingest would hold it) is not in the copy, and
+// the source's bytes are unchanged.
+func TestSnapshotStoreIsConsistent(t *testing.T) {
+	dir, _ := auditStore(t)
+	name, err := dsn(dir)
+	require.NoError(t, err)
+	writer, err := sql.Open("sqlite", name)
+	require.NoError(t, err)
+	defer writer.Close()
+	writer.SetMaxOpenConns(1)
+	tx, err := writer.Begin()
+	require.NoError(t, err)
+	_, err = tx.Exec(`INSERT INTO meta(key, value) VALUES ('uncommitted', 'x')`)
+	require.NoError(t, err)
+
+	dst := t.TempDir()
+	require.NoError(t, snapshotStore(dir, dst))
+	require.NoError(t, tx.Rollback())
+
+	cp, err := sql.Open("sqlite", "file:"+filepath.Join(dst, FileName)+"?mode=ro")
+	require.NoError(t, err)
+	defer cp.Close()
+	var n int
+	require.NoError(t, cp.QueryRow(`SELECT count(*) FROM meta WHERE key = 'uncommitted'`).Scan(&n))
+	require.Zero(t, n, "the copy holds an uncommitted row")
+	require.NoError(t, cp.QueryRow(`SELECT count(*) FROM events`).Scan(&n))
+	require.Positive(t, n)
+
+	err = snapshotStore(t.TempDir(), t.TempDir())
+	require.ErrorContains(t, err, "holds no store")
 }
