@@ -400,8 +400,8 @@ func writeAuditSummary(w io.Writer, rec *auditRecord) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "stream %s (%s, d=%d), t_del=%d, τ=%d, η=%g, U=%v, intervention %s\n",
 		rec.Stream.File, rec.Stream.Kind, rec.Stream.D, rec.TDel, rec.Tau, rec.Eta, rec.U, rec.Intervention)
-	fmt.Fprintf(&b, "release: w + N(0, σ²I), σ = %.4g for α = %.4g at (ε, δ) = (%g, %g); memory reset; true ‖w_A − w_B‖ = %.4g\n",
-		rec.Release.Sigma, rec.Release.Alpha, rep.Epsilon, rep.Delta, rec.Release.Distance)
+	fmt.Fprintf(&b, "release: %s\nσ = %.4g for α = %.4g at (ε, δ) = (%g, %g); true ‖w_A − w_B‖ = %.4g (a diagnostic that depends on the deleted data: never publish it)\n",
+		rec.Release.Mechanism, rec.Release.Sigma, rec.Release.Alpha, rep.Epsilon, rep.Delta, rec.Release.Distance)
 	writeAuditTable(&b, rep)
 	_, err := io.WriteString(w, b.String())
 	return err

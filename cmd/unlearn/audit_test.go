@@ -51,6 +51,7 @@ func TestAuditConsistent(t *testing.T) {
 	require.True(t, strings.HasPrefix(last, "ε_lb = "), last)
 	require.Contains(t, o, "seeded: for speed, not deployment")
 	require.Contains(t, o, "wrote "+out)
+	require.Contains(t, o, "memory reset", "the summary names the memory released")
 	var rec auditRecord
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -74,7 +75,7 @@ func TestAuditDerivedRelease(t *testing.T) {
 	for _, op := range []string{"param-only", "oracle"} {
 		out := filepath.Join(t.TempDir(), "audit.json")
 		o, err := runCLI(t, "audit", "--stream", in, "--t-del", "300", "--intervention", op, "--radius", "3", "--sample-bound", "10",
-			"--epsilon", "1", "--delta", "1e-5", "--trials", "2000", "--seeded-noise", "5", "--out", out)
+			"--memory", "rebuild", "--epsilon", "1", "--delta", "1e-5", "--trials", "2000", "--seeded-noise", "5", "--out", out)
 		require.NoError(t, err, o)
 		require.Equal(t, 0, *exits)
 		require.Contains(t, lastLine(o), "consistent")
@@ -87,6 +88,7 @@ func TestAuditDerivedRelease(t *testing.T) {
 			require.Zero(t, rec.Audit.EpsilonLB)
 		} else {
 			require.Contains(t, rec.Release.Mechanism, "certify.Certify")
+			require.Contains(t, o, "memory rebuild", "the summary names the memory released (it said reset whatever --memory was)")
 			require.Greater(t, rec.Release.Sigma, 0.0)
 			require.GreaterOrEqual(t, rec.Release.Alpha, rec.Release.Distance, "the derived α must cover the true distance")
 		}
