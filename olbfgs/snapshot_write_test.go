@@ -178,3 +178,55 @@ func TestWriteSnapshotErrors(t *testing.T) {
 type failWriter struct{ err error }
 
 func (f failWriter) Write([]byte) (int, error) { return 0, f.err }
+
+// BenchmarkSnapshot encodes a full-memory sparse logistic state at
+// d = 10⁵, τ = 10 (the state of train --data after the memory filled; its
+// document is 14.8 MB here) with json.MarshalIndent as
+// MarshalSnapshot did before, and with WriteSnapshot to io.Discard: B/op
+// is what the encoding allocates beyond the state.
+//
+//	go test ./olbfgs -run '^$' -bench Snapshot -benchtime 5x
+func BenchmarkSnapshot(b *testing.B) {
+	const d, tau = 100000, 10
+	loss, err := stream.NewLogistic(d, 0.05)
+	if err != nil {
+		b.Fatal(err)
+	}
+	h := stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: d, Lambda: 0.05}
+	cfg := DefaultConfig(d)
+	cfg.Memory = tau
+	l, err := New(cfg, loss)
+	if err != nil {
+		b.Fatal(err)
+	}
+	gen := newSparseEvents(1, d, 20)
+	for range 4 * tau {
+		if err := l.Step(gen.next()); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.Run("MarshalIndent", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			out, err := marshalSnapshotIndent(l, h)
+			if err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(len(out)))
+		}
+	})
+	b.Run("WriteSnapshot", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			var n countWriter
+			if err := WriteSnapshot(&n, l, h); err != nil {
+				b.Fatal(err)
+			}
+			b.SetBytes(int64(n))
+		}
+	})
+}
+
+type countWriter int
+
+func (c *countWriter) Write(p []byte) (int, error) { *c += countWriter(len(p)); return len(p), nil }
