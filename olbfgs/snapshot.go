@@ -82,8 +82,9 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 // formatted as encoding/json formats a float64 (strconv.AppendFloat,
 // shortest round-trip form, exponent form below 1e-6 and from 1e21), so a
 // save/load cycle is bit-exact. A non-finite number is an error wrapping
-// ErrSnapshot, as json.Marshal's error is; w may then hold a prefix of the
-// document (write files with internal/atomicfile).
+// ErrSnapshot, as json.Marshal's error is; an error of w is returned as it
+// is. After an error w may hold a prefix of the document (write files with
+// internal/atomicfile, which then leaves no file).
 func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
 	if h.Kind != l.loss.Kind() || h.D != l.cfg.Dim {
 		return fmt.Errorf("%w: header (kind %q, d=%d) does not match the learner (kind %q, d=%d)",
