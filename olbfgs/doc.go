@@ -55,7 +55,10 @@
 // [MarshalSnapshot] and [UnmarshalSnapshot] save and load the full state
 // (parameters, memory with provenance, deleted ids, counters, configuration
 // and the stream header) as a versioned JSON document ("olbfgs-state/v1")
-// that round-trips exactly.
+// that round-trips exactly. [WriteSnapshot] writes the same bytes to an
+// io.Writer as it formats them, so that saving a state at d = 10⁵ needs
+// little memory beyond the state (MarshalSnapshot returns the whole
+// document).
 //
 // # Errors
 //

@@ -1,7 +1,9 @@
 package olbfgs_test
 
 import (
+	"bytes"
 	"fmt"
+	"strings"
 
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -52,4 +54,38 @@ func ExampleMemory_Apply() {
 	fmt.Printf("H_Z y = [%.3f %.3f], γ = %.3f\n", hq[0], hq[1], m.Gamma())
 	// Output:
 	// H_Z y = [1.000 1.000], γ = 0.300
+}
+
+// WriteSnapshot streams a learner's state to a writer (here a buffer; in
+// practice a file opened through internal/atomicfile), as the same bytes
+// MarshalSnapshot returns.
+func ExampleWriteSnapshot() {
+	loss, err := stream.NewLogistic(2, 0.05)
+	if err != nil {
+		panic(err)
+	}
+	h := stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: 2, Lambda: 0.05}
+	l, err := olbfgs.Replay(olbfgs.DefaultConfig(2), loss, []stream.Event{
+		stream.InsertEvent(1, []float64{1, 0.5}, 1),
+		stream.InsertEvent(2, []float64{-0.5, 1}, -1),
+	})
+	if err != nil {
+		panic(err)
+	}
+	var b bytes.Buffer
+	if err := olbfgs.WriteSnapshot(&b, l, h); err != nil {
+		panic(err)
+	}
+	lines := strings.Split(b.String(), "\n")
+	fmt.Println(strings.Join(lines[:3], "\n"))
+	back, _, err := olbfgs.UnmarshalSnapshot(b.Bytes())
+	if err != nil {
+		panic(err)
+	}
+	fmt.Printf("%d lines, %d pairs; loads back as the same state: %v\n", len(lines)-1, back.Memory().Len(), back.Equal(l))
+	// Output:
+	// {
+	//  "format": "olbfgs-state/v1",
+	//  "config": {
+	// 51 lines, 2 pairs; loads back as the same state: true
 }

@@ -4,7 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
+	"math"
 	"slices"
+	"strconv"
 
 	"gonum.org/v1/gonum/floats"
 
@@ -59,37 +62,203 @@ type snapshotPair struct {
 // memory with the source of every pair, the deleted ids, the event and skip
 // counters — and the stream header h that defines its loss, as a versioned
 // JSON document (SnapshotFormat). h must describe the learner's loss (same
-// kind and dimension). Checkpoints are not saved.
+// kind and dimension). Checkpoints are not saved. It is [WriteSnapshot]
+// into a buffer; to write a file, call WriteSnapshot on it directly.
 func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
+	var b bytes.Buffer
+	if err := WriteSnapshot(&b, l, h); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// WriteSnapshot writes the snapshot of MarshalSnapshot to w, byte for byte
+// the same document: json.MarshalIndent of the snapshot layout with a
+// one-space indent, then a newline. It streams: the vectors (w and the 2τ
+// memory vectors, (2τ+1)·d numbers) are formatted into a small buffer and
+// written as they go, so the memory it needs beyond the learner's state is
+// a few kilobytes and the stream header, not the two whole encodings
+// (compact and indented) that json.MarshalIndent holds. Numbers are
+// formatted as encoding/json formats a float64 (strconv.AppendFloat,
+// shortest round-trip form, exponent form below 1e-6 and from 1e21), so a
+// save/load cycle is bit-exact. A non-finite number is an error wrapping
+// ErrSnapshot, as json.Marshal's error is; an error of w is returned as it
+// is. After an error w may hold a prefix of the document (write files with
+// internal/atomicfile, which then leaves no file).
+func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
 	if h.Kind != l.loss.Kind() || h.D != l.cfg.Dim {
-		return nil, fmt.Errorf("%w: header (kind %q, d=%d) does not match the learner (kind %q, d=%d)",
+		return fmt.Errorf("%w: header (kind %q, d=%d) does not match the learner (kind %q, d=%d)",
 			ErrSnapshot, h.Kind, h.D, l.loss.Kind(), l.cfg.Dim)
 	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
-		return nil, fmt.Errorf("%w: stream header: %w", ErrSnapshot, err)
+		return fmt.Errorf("%w: stream header: %w", ErrSnapshot, err)
 	}
-	s := snapshot{
-		Format:  SnapshotFormat,
-		Config:  configJSON(l.cfg),
-		T:       l.t,
-		Skipped: l.skipped,
-		W:       l.w,
-		Memory:  make([]snapshotPair, l.mem.Len()),
-		Deleted: l.deleted,
-		Stream:  hdr,
-	}
-	if s.Deleted == nil {
-		s.Deleted = []int64{}
-	}
-	for i := range s.Memory {
-		s.Memory[i] = snapshotPair(l.mem.Pair(i)) // same fields, with JSON tags
-	}
-	out, err := json.MarshalIndent(s, "", " ")
+	// Fields nested one level deep: json.MarshalIndent with prefix " "
+	// indents them as the whole document's MarshalIndent does.
+	format, _ := json.Marshal(SnapshotFormat)
+	cfg, err := json.MarshalIndent(configJSON(l.cfg), " ", " ")
 	if err != nil {
-		return nil, fmt.Errorf("%w: %w", ErrSnapshot, err)
+		return fmt.Errorf("%w: %w", ErrSnapshot, err)
 	}
-	return append(out, '\n'), nil
+	var stm bytes.Buffer
+	if err := json.Indent(&stm, hdr, " ", " "); err != nil {
+		return fmt.Errorf("%w: stream header: %w", ErrSnapshot, err)
+	}
+
+	e := snapshotWriter{w: w, buf: make([]byte, 0, snapshotBufSize)}
+	e.str("{\n \"format\": ")
+	e.raw(format)
+	e.str(",\n \"config\": ")
+	e.raw(cfg)
+	e.str(",\n \"t\": ")
+	e.buf = strconv.AppendInt(e.buf, int64(l.t), 10)
+	e.str(",\n \"skipped\": ")
+	e.buf = strconv.AppendInt(e.buf, int64(l.skipped), 10)
+	e.str(",\n \"w\": ")
+	e.floats(l.w, 1, "w")
+	e.str(",\n \"memory\": ")
+	if n := l.mem.Len(); n == 0 {
+		e.str("[]")
+	} else {
+		e.str("[")
+		for i := range n {
+			p := l.mem.Pair(i)
+			if i > 0 {
+				e.str(",")
+			}
+			e.str("\n  {\n   \"s\": ")
+			e.floats(p.S, 3, fmt.Sprintf("memory[%d].s", i))
+			e.str(",\n   \"y\": ")
+			e.floats(p.Y, 3, fmt.Sprintf("memory[%d].y", i))
+			e.str(",\n   \"source\": ")
+			e.ints(p.Source, 3)
+			e.str("\n  }")
+		}
+		e.str("\n ]")
+	}
+	e.str(",\n \"deleted\": ")
+	if len(l.deleted) == 0 {
+		e.str("[]") // never null: an empty list
+	} else {
+		e.ints(l.deleted, 1)
+	}
+	e.str(",\n \"stream\": ")
+	e.raw(stm.Bytes())
+	e.str("\n}\n")
+	e.flush()
+	return e.err
+}
+
+// snapshotBufSize is the size at which WriteSnapshot's buffer is written
+// out.
+const snapshotBufSize = 32 << 10
+
+// snapshotWriter is WriteSnapshot's buffered writer; the first error
+// (of w, or a non-finite number) sticks and stops all writing.
+type snapshotWriter struct {
+	w   io.Writer
+	buf []byte
+	err error
+}
+
+func (e *snapshotWriter) str(s string) { e.buf = append(e.buf, s...); e.maybeFlush() }
+func (e *snapshotWriter) raw(b []byte) { e.buf = append(e.buf, b...); e.maybeFlush() }
+
+func (e *snapshotWriter) maybeFlush() {
+	if len(e.buf) >= snapshotBufSize {
+		e.flush()
+	}
+}
+
+func (e *snapshotWriter) flush() {
+	if e.err == nil && len(e.buf) > 0 {
+		_, e.err = e.w.Write(e.buf)
+	}
+	e.buf = e.buf[:0]
+}
+
+// newline appends a newline and the indent of a value at depth (one space
+// per level).
+func (e *snapshotWriter) newline(depth int) {
+	e.buf = append(e.buf, '\n')
+	for range depth {
+		e.buf = append(e.buf, ' ')
+	}
+}
+
+// floats writes v as a JSON array whose elements are at depth+1
+// (json.MarshalIndent's layout: "[]" when empty, "null" when nil).
+func (e *snapshotWriter) floats(v []float64, depth int, field string) {
+	if v == nil {
+		e.str("null")
+		return
+	}
+	if len(v) == 0 {
+		e.str("[]")
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i, x := range v {
+		if e.err != nil {
+			return
+		}
+		if math.IsNaN(x) || math.IsInf(x, 0) {
+			e.err = fmt.Errorf("%w: field %q: element %d is %v (JSON has no non-finite numbers)", ErrSnapshot, field, i, x)
+			return
+		}
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.newline(depth + 1)
+		e.buf = appendFloatJSON(e.buf, x)
+		e.maybeFlush()
+	}
+	e.newline(depth)
+	e.str("]")
+}
+
+// ints writes v as a JSON array whose elements are at depth+1.
+func (e *snapshotWriter) ints(v []int64, depth int) {
+	if v == nil {
+		e.str("null")
+		return
+	}
+	if len(v) == 0 {
+		e.str("[]")
+		return
+	}
+	e.buf = append(e.buf, '[')
+	for i, x := range v {
+		if i > 0 {
+			e.buf = append(e.buf, ',')
+		}
+		e.newline(depth + 1)
+		e.buf = strconv.AppendInt(e.buf, x, 10)
+		e.maybeFlush()
+	}
+	e.newline(depth)
+	e.str("]")
+}
+
+// appendFloatJSON appends the finite x as encoding/json encodes a float64
+// (encoding/json's floatEncoder, Go 1.8 onwards, as ES6 prints numbers):
+// the shortest decimal that round-trips, in 'f' form unless |x| < 1e-6 or
+// |x| ≥ 1e21, and then in 'e' form with a two-digit exponent trimmed
+// ("1e-07" → "1e-7").
+func appendFloatJSON(b []byte, x float64) []byte {
+	format := byte('f')
+	if a := math.Abs(x); a != 0 && (a < 1e-6 || a >= 1e21) {
+		format = 'e'
+	}
+	b = strconv.AppendFloat(b, x, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	return b
 }
 
 // UnmarshalSnapshot decodes a snapshot written by MarshalSnapshot and returns

@@ -3,9 +3,11 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"unlearn/olbfgs"
 	"unlearn/store"
@@ -16,36 +18,67 @@ func init() { register(newInitCmd) }
 
 func newInitCmd() *cobra.Command {
 	var (
-		dir, kind, headerFile string
-		d, tau, every         int
-		lambda, eta, gamma0   float64
-		curvatureTol          float64
+		dir, kind, headerFile, data string
+		d, tau, every               int
+		eta, gamma0                 float64
+		curvatureTol                float64
+		df                          dataFlags
 	)
 	var certifiable certifiableFlags
 	cmd := &cobra.Command{
-		Use:   "init --store DIR (--header FILE | --kind logistic --d N) [--tau --eta --gamma0 --checkpoint-every K]",
+		Use:   "init --store DIR (--data FILE [data flags] | --header FILE | --kind logistic|regression --d N) [--tau --eta --gamma0 --checkpoint-every K]",
 		Short: "Create a model store: a live learner's log, checkpoints and state on disk",
 		Long: `init creates a model store in DIR: one SQLite database (DIR/store.db) that will
 hold the learner's event log, a checkpoint of the full state every K events, the
 current state and the record of deletion requests (docs/deployment.md).
 
-The loss comes from the header of a stream file (--header FILE: its first line
-is read; kind, d and the loss constants) or, for a logistic loss, from --kind
-logistic --d N --lambda L. A quadratic loss needs --header (H0 and H1 are d×d
-matrices). Every stream ingested later must have the same kind, d and constants.
+The loss — kind, d and constants — comes from one of:
+
+  --data FILE   a data set (CSV, LIBSVM or IDX) read with the data flags, as
+                "unlearn ingest --data" will read it (docs/data.md): the kind is
+                --kind (logistic by default, or regression), d the file's feature
+                count, λ --lambda. Only what fixes the loss is read: a CSV's
+                header row and first data row, an IDX file's headers, a LIBSVM
+                file's first row — and the whole LIBSVM file once for the largest
+                index unless --d gives d (give --d if later files may use larger
+                indices). No event is stored: ingest the file next.
+  --header FILE the header of a stream file (its first line: kind, d and the
+                loss constants). A quadratic loss needs this (H0 and H1 are d×d
+                matrices).
+  --kind logistic|regression --d N [--lambda L]
+                written out from the flags.
+
+Every stream or data file ingested later must have the same kind, d and
+constants.
 
 The checkpoint interval K trades storage (one full state every K events) against
 the cost of an exact forget (a replay of up to K events after the checkpoint
 before the oldest deleted sample, plus everything after it).`,
-		Example: `  unlearn gen --kind logistic --events 10000 --out l.jsonl
+		Example: `  unlearn init --store model --data patients.csv --label outcome --id name --tau 10
+  unlearn ingest --store model --data patients.csv --label outcome --id name
+
+  unlearn gen --kind logistic --events 10000 --out l.jsonl
   unlearn init --store model --header l.jsonl --tau 10 --checkpoint-every 1000`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if dir == "" {
 				return flagError("store", "required")
 			}
+			fl := cmd.Flags()
+			if data == "" {
+				if err := onlyWithData(fl, "kind", "d", "lambda"); err != nil {
+					return err
+				}
+			}
 			var h stream.Header
 			switch {
+			case data != "" && headerFile != "":
+				return flagError("data", "give either --header or --data, not both")
+			case data != "":
+				var err error
+				if h, err = initDataHeader(fl, data, &df, kind, d); err != nil {
+					return err
+				}
 			case headerFile != "":
 				f, err := os.Open(headerFile)
 				if err != nil {
@@ -60,20 +93,20 @@ before the oldest deleted sample, plus everything after it).`,
 				if kind != "" && stream.Kind(kind) != h.Kind {
 					return flagError("kind", "%q, but the header of %s says %q", kind, headerFile, h.Kind)
 				}
-			case kind == string(stream.KindLogistic):
+			case kind == string(stream.KindLogistic), kind == string(stream.KindRegression):
 				if d < 1 {
-					return flagError("d", "%d: must be at least 1 (required with --kind logistic and no --header)", d)
+					return flagError("d", "%d: must be at least 1 (required with --kind %s and no --header or --data)", d, kind)
 				}
-				h = stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: d, Lambda: lambda}
+				h = stream.Header{Format: stream.FormatV1, Kind: stream.Kind(kind), D: d, Lambda: df.lambda}
 				if _, err := h.Loss(); err != nil {
 					return flagError("lambda", "%v", err)
 				}
 			case kind == string(stream.KindQuadratic):
 				return flagError("header", "required for --kind quadratic: H0 and H1 come from a stream file's header")
 			case kind == "":
-				return flagError("header", "required (or --kind logistic --d N)")
+				return flagError("data", "required (or --header FILE, or --kind logistic|regression --d N)")
 			default:
-				return flagError("kind", "%q: want quadratic or logistic", kind)
+				return flagError("kind", "%q: want logistic, regression or quadratic", kind)
 			}
 			if every < 1 {
 				return flagError("checkpoint-every", "%d: must be at least 1", every)
@@ -91,8 +124,8 @@ before the oldest deleted sample, plus everything after it).`,
 				return err
 			}
 			defer s.Close()
-			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
-				dir, h.Kind, h.D, tau, eta, gamma0, every)
+			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, %sτ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
+				dir, h.Kind, h.D, lambdaNote(h), tau, eta, gamma0, every)
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", dir)
 			return nil
 		},
@@ -100,16 +133,60 @@ before the oldest deleted sample, plus everything after it).`,
 	f := cmd.Flags()
 	certifiable.register(f)
 	f.StringVar(&dir, "store", "", "store directory to create (required)")
+	f.StringVar(&data, "data", "", "data set (CSV, LIBSVM or IDX; the data flags say how to read it) whose loss the store takes: kind, d (its features) and λ")
 	f.StringVar(&headerFile, "header", "", "stream file whose header defines the loss")
-	f.StringVar(&kind, "kind", "", "loss kind: logistic (with --d, --lambda) or quadratic (needs --header)")
-	f.IntVar(&d, "d", 0, "dimension d (--kind logistic without --header)")
-	f.Float64Var(&lambda, "lambda", 0.05, "ridge λ (--kind logistic without --header)")
+	f.StringVar(&kind, "kind", "", "loss kind: logistic or regression (with --d, --lambda, or with --data: default logistic), or quadratic (needs --header)")
+	f.IntVar(&d, "d", 0, "dimension d (--kind without --header; with --data, a LIBSVM file's d: 0 for its largest index)")
 	f.IntVar(&tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
 	f.Float64Var(&eta, "eta", olbfgs.DefaultStepSize, "step size η")
 	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&every, "checkpoint-every", store.DefaultCheckpointEvery, "checkpoint interval K in events")
+	df.add(f, ownKindAndD) // --lambda is the data flags' (the same default, 0.05)
 	return cmd
+}
+
+// lambdaNote is "λ = L, " for a loss with a ridge λ, else "".
+func lambdaNote(h stream.Header) string {
+	if h.Kind == stream.KindQuadratic {
+		return ""
+	}
+	return fmt.Sprintf("λ = %.4g, ", h.Lambda)
+}
+
+// initDataHeader is the header of init --data: the stream header
+// dataset.Open gives the data file (kind, d, λ, and the metadata "source"
+// and "features"), checked on the file's first row, which is read so that
+// a wrong --label, --kind or --classes shows at init, not at the first
+// ingest. The store keeps dense payloads, so --sparse is refused, as
+// ingest --data refuses it.
+func initDataHeader(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d int) (stream.Header, error) {
+	df.kind, df.d = "", 0
+	if fl.Changed("kind") {
+		if kind == string(stream.KindQuadratic) {
+			return stream.Header{}, flagError("kind", "quadratic: a data file has no quadratic loss (want logistic or regression)")
+		}
+		df.kind = kind
+	}
+	if fl.Changed("d") {
+		df.d = d
+	}
+	opts, err := df.options(fl)
+	if err != nil {
+		return stream.Header{}, err
+	}
+	if opts.Sparse {
+		return stream.Header{}, flagError("sparse", "the store keeps dense payloads; init and ingest LIBSVM data without --sparse")
+	}
+	h, r, err := openData(path, opts)
+	if err != nil {
+		return stream.Header{}, err
+	}
+	defer r.Close()
+	if _, err := r.Next(); err != nil && err != io.EOF {
+		return stream.Header{}, dataError(err)
+	}
+	return h, nil
 }
 
 // openStore opens the store named by --store.
