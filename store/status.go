@@ -218,41 +218,24 @@ func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
 }
 
 // replaySkippingErased applies the non-erased rows after c to l, reading
-// them replayChunk at a time.
+// them through a logReader.
 func (s *Store) replaySkippingErased(tx *sql.Tx, l *olbfgs.Learner, c int64) error {
-	for from := c; ; {
-		rows, err := tx.Query(`SELECT seq, id, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, from, replayChunk)
-		if err != nil {
-			return err
-		}
-		var evs []stream.Event
-		read := 0
-		for rows.Next() {
-			var id int64
-			var p []byte
-			if err := rows.Scan(&from, &id, &p); err != nil {
-				rows.Close()
-				return err
-			}
-			read++
-			if p == nil {
+	d := s.cfg.Dim
+	r := readLog(tx, c, -1, d)
+	defer r.Close()
+	for p := r.Next(); p != nil; p = r.Next() {
+		for i := range p.n {
+			if p.erased[i] {
 				continue
 			}
-			z, err := decodePayload(p, s.cfg.Dim)
-			if err != nil {
-				rows.Close()
+			if err := l.Step(stream.Event{Op: stream.Insert, ID: p.id[i], Sample: p.sample(i, d)}); err != nil {
 				return err
 			}
-			evs = append(evs, stream.Event{Op: stream.Insert, ID: id, Sample: z})
 		}
-		if err := rows.Close(); err != nil {
-			return err
+		if p.err != nil {
+			return p.err
 		}
-		if err := l.Run(evs); err != nil {
-			return err
-		}
-		if read < replayChunk {
-			return nil
-		}
+		r.Release(p)
 	}
+	return nil
 }
