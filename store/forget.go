@@ -111,6 +111,11 @@ type ForgetReport struct {
 	// checkpoints (exact path), and Vacuum the time of the VACUUM that
 	// follows the commit.
 	Wall, Replay, Vacuum time.Duration
+	// ReleasesErased is the number of releases kept in the store (Keep)
+	// that this request erased: those made from a state that included one of
+	// the deleted inserts (Released.Head ≥ its seq). Copies published
+	// elsewhere cannot be recalled.
+	ReleasesErased int
 }
 
 // Forget serves a deletion request for ids: afterwards the ids' events are
@@ -119,7 +124,10 @@ type ForgetReport struct {
 // path), the ids are recorded as forgotten (a tombstone: the id, never the
 // payload) so that they are never ingested again, and the database is
 // vacuumed so that no byte of the deleted payloads remains in the store
-// directory.
+// directory. Every release kept in the store (Keep) that was made from a
+// state including one of the deleted inserts is deleted in the same
+// transaction (ReleasesErased) and vacuumed with them; releases made before
+// the oldest deleted insert stay.
 //
 // Exact path (the default): restore the newest exact checkpoint θ_c with c
 // before the oldest deleted insert, replay the log after c without the
@@ -209,6 +217,9 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 		if rep.Request, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if rep.ReleasesErased, err = eraseReleases(tx, minSeq); err != nil {
+			return err
+		}
 		uset := stream.NewIDSet(u...)
 		if o.MaxReplay == 0 || rep.ExactReplay <= o.MaxReplay {
 			rep.Path = PathExact
@@ -239,8 +250,8 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 			b, _ := json.Marshal(rep.Ages)
 			ages, interv = string(b), rep.Intervention
 		}
-		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ? WHERE request = ?`,
-			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.Request)
+		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ?, releases_erased = ? WHERE request = ?`,
+			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.ReleasesErased, rep.Request)
 		return err
 	})
 	if err != nil {
