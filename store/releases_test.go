@@ -2,11 +2,13 @@ package store
 
 import (
 	"bytes"
+	"os"
 	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
 
 	"unlearn/certify"
 	"unlearn/noise"
@@ -189,4 +191,91 @@ func TestOpenSchema1(t *testing.T) {
 	require.Equal(t, 1, rep.ReleasesErased)
 	_, err = s.GetRelease(k.ID)
 	require.ErrorIs(t, err, ErrUnknownRelease)
+}
+
+// TestKeptReleasesProperty: for random interleavings of ingestion, kept
+// releases and deletion requests (exact and approximate), a forget erases
+// exactly the kept releases whose state included one of the newly deleted
+// inserts — an insert ingested before the release and not yet forgotten
+// when it was made — and keeps every other, byte for byte.
+func TestKeptReleasesProperty(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 60, 13)
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := learnerConfig(3, rapid.IntRange(0, 4).Draw(rt, "tau"))
+		cfg.Radius, cfg.SampleBound = 4, 20
+		dir, err := os.MkdirTemp("", "store-releases-")
+		require.NoError(rt, err)
+		defer os.RemoveAll(dir)
+		s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: rapid.IntRange(1, 12).Draw(rt, "K")})
+		require.NoError(rt, err)
+		defer s.Close()
+		spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
+		type model struct {
+			kept     StoredRelease
+			includes stream.IDSet // inserts in the released state, not forgotten then
+		}
+		var kept []model
+		ingested, forgotten := 0, stream.IDSet{}
+		for range rapid.IntRange(1, 10).Draw(rt, "steps") {
+			switch op := rapid.IntRange(0, 2).Draw(rt, "op"); {
+			case op == 0 && ingested < len(h.Events) || ingested == 0:
+				m := rapid.IntRange(1, len(h.Events)-ingested).Draw(rt, "m")
+				_, err := s.IngestEvents(Events(h.Events[ingested:ingested+m]), IngestOptions{})
+				require.NoError(rt, err)
+				ingested += m
+			case op == 1:
+				r, err := s.Release(spec)
+				require.NoError(rt, err)
+				k, err := s.Keep(r)
+				require.NoError(rt, err)
+				inc := stream.IDSet{}
+				for id := int64(1); id <= int64(ingested); id++ {
+					if !forgotten.Has(id) {
+						inc.Add(id)
+					}
+				}
+				require.Equal(rt, int64(ingested), k.Head, "log position")
+				kept = append(kept, model{k, inc})
+			default:
+				var ids []int64
+				for range rapid.IntRange(1, 3).Draw(rt, "count") {
+					ids = append(ids, int64(rapid.IntRange(1, ingested).Draw(rt, "id")))
+				}
+				var o ForgetOptions
+				if rapid.Bool().Draw(rt, "capped?") {
+					o = ForgetOptions{MaxReplay: rapid.IntRange(1, 20).Draw(rt, "cap"), Intervention: "noop", SkipVacuum: true}
+				}
+				rep, err := s.Forget(ids, o)
+				require.NoError(rt, err)
+				var left []model
+				erased := 0
+				for _, m := range kept {
+					hit := false
+					for _, id := range rep.IDs {
+						hit = hit || m.includes.Has(id)
+					}
+					if hit {
+						erased++
+					} else {
+						left = append(left, m)
+					}
+				}
+				require.Equal(rt, erased, rep.ReleasesErased, "releases erased by forget %v", ids)
+				kept = left
+				for _, id := range ids {
+					forgotten.Add(id)
+				}
+			}
+			rs, err := s.Releases()
+			require.NoError(rt, err)
+			require.Len(rt, rs, len(kept))
+			for i, m := range kept {
+				require.Equal(rt, m.kept.ID, rs[i].ID)
+				got, err := s.GetRelease(m.kept.ID)
+				require.NoError(rt, err)
+				require.Equal(rt, m.kept.File, got.File)
+				require.Equal(rt, m.kept.Certificate, got.Certificate)
+			}
+		}
+	})
 }
