@@ -26,6 +26,9 @@ func TestReleasesKeptAndErased(t *testing.T) {
 	require.NoError(t, err, out)
 	require.Contains(t, out, "kept as release 1 of the store (log position 200)")
 
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "releases kept: 1")
 	out, err = runCLI(t, "releases", "--store", st)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "exact")
