@@ -69,6 +69,13 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		return nil, ErrClosed
 	}
 	ctx := context.Background()
+	// The newest request is read before the state: a forget committed by
+	// another process in between makes Keep refuse the release (safe),
+	// never accept a state older than the requests it was checked against.
+	var lastRequest int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
+		return nil, fmt.Errorf("store: release: %w", err)
+	}
 	if err := s.refresh(ctx, s.db); err != nil {
 		return nil, err
 	}
@@ -76,10 +83,6 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	h := s.hdr
 	spec.Header = &h
 	head := s.head
-	var lastRequest int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
-		return nil, fmt.Errorf("store: release: %w", err)
-	}
 	if s.exact {
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM forgotten`).Scan(&n); err != nil {
