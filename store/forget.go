@@ -334,8 +334,9 @@ func (s *Store) forgetExact(tx *sql.Tx, rep *ForgetReport, u stream.IDSet, c int
 // and, if write, stores a checkpoint at every multiple of K in (c, head]:
 // the state after every row up to it. It returns the rows applied and the
 // checkpoints written. Rows are read and decoded by a logReader on a second
-// goroutine, in pages of pageRows rows, into a fixed pool of reused pages,
-// so memory does not grow with the log and reading overlaps with stepping.
+// goroutine, in pages of up to pageRows rows (pageBytes of payloads), into a
+// fixed pool of reused pages, so memory does not grow with the log and
+// reading overlaps with stepping.
 func (s *Store) replay(tx *sql.Tx, l *olbfgs.Learner, c int64, write bool) (n, ckpts int, err error) {
 	next := (c/s.k + 1) * s.k // the next checkpoint boundary
 	emit := func(limit int64, inclusive bool) error {

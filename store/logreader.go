@@ -10,16 +10,28 @@ import (
 	"unlearn/stream"
 )
 
-// pageRows is the number of log rows a logReader reads per query (keyset
-// pagination on seq, the table's INTEGER PRIMARY KEY, so each page is a
-// range scan of the rowid B-tree that starts where the previous one ended).
-// A page at d = 100 is 4096·808 bytes ≈ 3.3 MB of decoded floats.
-const pageRows = 4096
+// pageRows is the largest number of log rows a logReader reads per query
+// (keyset pagination on seq, the table's INTEGER PRIMARY KEY, so each page
+// is a range scan of the rowid B-tree that starts where the previous one
+// ended). pageBytes caps a page's decoded payloads, so that a store of large
+// d reads fewer rows per page (rowsPerPage): at d = 100 a page is
+// 4096·808 bytes ≈ 3.3 MB; at d = 10⁵, 5 rows of 0.8 MB.
+const (
+	pageRows  = 4096
+	pageBytes = 4 << 20
+)
+
+// rowsPerPage is the number of rows of a page for payloads of dimension d:
+// pageRows, or fewer so that a page's payloads fit in pageBytes (at least 1).
+func rowsPerPage(d int) int {
+	return max(1, min(pageRows, pageBytes/(8*(d+1))))
+}
 
 // pipeDepth is the number of decoded pages the reader may have ready ahead
 // of the stepping goroutine. With pipeDepth+1 pages in all (one being
 // stepped, pipeDepth ready or being filled), memory is bounded by
-// (pipeDepth+1)·pageRows·8·(d+3) bytes whatever the log length.
+// (pipeDepth+1)·rowsPerPage(d)·8·(d+3) bytes (≈ 12 MB at most) whatever
+// the log length.
 const pipeDepth = 2
 
 // logPage is one page of log rows decoded into storage that is reused from
@@ -36,12 +48,13 @@ type logPage struct {
 }
 
 func newLogPage(d int) *logPage {
+	n := rowsPerPage(d)
 	return &logPage{
-		seq:    make([]int64, pageRows),
-		id:     make([]int64, pageRows),
-		erased: make([]bool, pageRows),
-		s:      make([]float64, pageRows),
-		v:      make([]float64, pageRows*d),
+		seq:    make([]int64, n),
+		id:     make([]int64, n),
+		erased: make([]bool, n),
+		s:      make([]float64, n),
+		v:      make([]float64, n*d),
 	}
 }
 
@@ -53,13 +66,13 @@ func (p *logPage) sample(i, d int) stream.Sample {
 }
 
 // fill reads the rows with seq > from (and seq ≤ to if to ≥ 0), at most
-// pageRows of them, into p.
+// len(p.seq) of them, into p.
 func (p *logPage) fill(stmt *sql.Stmt, from, to int64, d int) error {
 	p.n = 0
 	if to < 0 {
 		to = math.MaxInt64
 	}
-	rows, err := stmt.Query(from, to, pageRows)
+	rows, err := stmt.Query(from, to, len(p.seq))
 	if err != nil {
 		return err
 	}
@@ -146,8 +159,13 @@ func (r *logReader) run(tx *sql.Tx, from, to int64, d int) {
 	}
 	defer stmt.Close()
 	for {
+		select {
+		case <-r.done:
+			return
+		default:
+		}
 		p.err = p.fill(stmt, from, to, d)
-		if !r.send(p) || p.err != nil || p.n < pageRows {
+		if !r.send(p) || p.err != nil || p.n < len(p.seq) {
 			return
 		}
 		from = p.seq[p.n-1]

@@ -77,3 +77,19 @@ func TestDecodePayloadInto(t *testing.T) {
 	require.ErrorIs(t, decodePayloadInto(s[:], v, b[:len(b)-1]), ErrInconsistent, "short payload")
 	require.ErrorIs(t, decodePayloadInto(s[:], make([]float64, 4), b), ErrInconsistent, "payload of another dimension")
 }
+
+// TestRowsPerPage: a page holds pageRows rows at small d and never more
+// than pageBytes of payloads at large d (at least one row).
+func TestRowsPerPage(t *testing.T) {
+	require.Equal(t, pageRows, rowsPerPage(100))
+	require.Equal(t, 5, rowsPerPage(100_000))
+	require.Equal(t, 1, rowsPerPage(10_000_000))
+	for _, d := range []int{1, 100, 1000, 100_000, 1 << 20} {
+		n := rowsPerPage(d)
+		require.GreaterOrEqual(t, n, 1)
+		require.LessOrEqual(t, n, pageRows)
+		if n > 1 {
+			require.LessOrEqual(t, n*8*(d+1), pageBytes, "d = %d", d)
+		}
+	}
+}
