@@ -7,6 +7,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -92,9 +93,12 @@ func BenchmarkIngest(b *testing.B) {
 // each iteration forgets one sample among the first inserts, so that exact
 // replay runs from θ0 over (almost) the whole log — the cost of a sample as
 // old as the log. It reports the events replayed per second of the forget's
-// replay (reading the log, stepping, rewriting checkpoints), the seconds of
-// the whole transaction (commit included) and of the VACUUM, and the peak
-// RSS.
+// replay (reading the log, stepping, rewriting checkpoints), the same
+// learner's step rate on as many in-memory events timed right after each
+// forget (step-events/s) and the ratio of the two rates (replay/step: 1 is
+// the learner's own step rate), the seconds of the whole transaction (commit
+// included) and of the VACUUM, the process CPU seconds per forget, and the
+// peak RSS.
 func BenchmarkForget(b *testing.B) {
 	const d, tau, k = 100, 10, 10_000
 	h := genHistory(b, stream.KindLogistic, d, 1000, 1)
@@ -107,24 +111,60 @@ func BenchmarkForget(b *testing.B) {
 			b.Fatal(err)
 		}
 		var replayed int
-		var wall, replay, vacuum time.Duration
+		var wall, replay, vacuum, cpu, step time.Duration
 		id := int64(0)
 		for b.Loop() {
 			id++
+			c0 := cpuTime()
 			rep, err := s.Forget([]int64{id}, ForgetOptions{})
 			if err != nil {
 				b.Fatal(err)
 			}
+			cpu += cpuTime() - c0
 			replayed += rep.EventsReplayed
 			wall += rep.Wall
 			replay += rep.Replay
 			vacuum += rep.Vacuum
+			// A/B: the learner's own step rate on the same events, timed
+			// right after each forget, so that both see the same machine load.
+			step += stepTime(b, s, h.Events, rep.EventsReplayed)
 		}
 		b.ReportMetric(float64(replayed)/replay.Seconds(), "replay-events/s")
+		b.ReportMetric(float64(replayed)/step.Seconds(), "step-events/s")
+		b.ReportMetric(step.Seconds()/replay.Seconds(), "replay/step")
+		b.ReportMetric(cpu.Seconds()/float64(b.N), "cpu-s/op")
 		b.ReportMetric(wall.Seconds()/float64(b.N), "tx-s/op")
 		b.ReportMetric(vacuum.Seconds()/float64(b.N), "vacuum-s/op")
 		b.ReportMetric(float64(peakRSS())/1e6, "peak-RSS-MB")
 	})
+}
+
+// cpuTime returns the process's user+system CPU time (all threads).
+func cpuTime() time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// stepTime is the wall time of n steps of a copy of the store's state on
+// inserts cycling through pool (fresh ids): the step rate a replay of n
+// events is compared with, in memory, with no reading.
+func stepTime(b *testing.B, s *Store, pool []stream.Event, n int) time.Duration {
+	l, err := s.State()
+	if err != nil {
+		b.Fatal(err)
+	}
+	start := time.Now()
+	for i := range n {
+		e := pool[i%len(pool)]
+		e.ID = int64(1<<40 + i)
+		if err := l.Step(e); err != nil {
+			b.Fatal(err)
+		}
+	}
+	return time.Since(start)
 }
 
 // BenchmarkStep is the learner's own step rate for the store benchmarks'

@@ -158,43 +158,26 @@ func (s *Store) Check() (CheckReport, error) {
 	return rep, nil
 }
 
-// applyRange applies the log rows with from < seq ≤ to to l, reading them in
-// chunks; an erased row is an inconsistency (exact replays never meet one).
+// applyRange applies the log rows with from < seq ≤ to to l, reading them
+// through a logReader; an erased row is an inconsistency (exact replays never meet one).
 func (s *Store) applyRange(tx *sql.Tx, l *olbfgs.Learner, from, to int64) (int, error) {
-	n := 0
-	for {
-		rows, err := tx.Query(`SELECT seq, id, payload FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`, from, to, replayChunk)
-		if err != nil {
-			return n, err
-		}
-		var evs []stream.Event
-		for rows.Next() {
-			var id int64
-			var p []byte
-			if err := rows.Scan(&from, &id, &p); err != nil {
-				rows.Close()
+	n, d := 0, s.cfg.Dim
+	r := readLog(tx, from, to, d)
+	defer r.Close()
+	for p := r.Next(); p != nil; p = r.Next() {
+		for i := range p.n {
+			if p.erased[i] {
+				return n, fmt.Errorf("%w: erased event (id %d, seq %d) inside an exact replay", ErrInconsistent, p.id[i], p.seq[i])
+			}
+			if err := l.Step(stream.Event{Op: stream.Insert, ID: p.id[i], Sample: p.sample(i, d)}); err != nil {
 				return n, err
 			}
-			if p == nil {
-				rows.Close()
-				return n, fmt.Errorf("%w: erased event (id %d, seq %d) inside an exact replay", ErrInconsistent, id, from)
-			}
-			z, err := decodePayload(p, s.cfg.Dim)
-			if err != nil {
-				rows.Close()
-				return n, err
-			}
-			evs = append(evs, stream.Event{Op: stream.Insert, ID: id, Sample: z})
+			n++
 		}
-		if err := rows.Close(); err != nil {
-			return n, err
+		if p.err != nil {
+			return n, p.err
 		}
-		if err := l.Run(evs); err != nil {
-			return n, err
-		}
-		n += len(evs)
-		if len(evs) < replayChunk {
-			return n, nil
-		}
+		r.Release(p)
 	}
+	return n, nil
 }

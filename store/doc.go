@@ -76,7 +76,16 @@
 // package's sentinels (ErrEvent, ErrHeader, ErrUnknownID, ErrOptions, …).
 // Nothing panics on input.
 //
-// The certified release step and the privacy ledger are not part of this
-// package: they take the state and the pending requests' records
-// ([Status].Pending) through package certify.
+// # Releases
+//
+// [Store.Release] makes a certified release of the state (package certify)
+// and [Store.Keep] keeps it — the release file and its certificate, byte for
+// byte — with the log position h of the released state: it depended on every
+// insert with seq ≤ h. A forget whose oldest deleted insert has seq s
+// deletes, in its own transaction, every kept release with h ≥ s (made from
+// a state that included a deleted insert, with no certificate covering that
+// deletion); releases with h < s never saw it, and releases made after an
+// approximate forget of an id carry noise calibrated for that deletion (the
+// id is then never deleted again). The privacy ledger is a separate file
+// (package ledger) charged by the caller before Keep.
 package store

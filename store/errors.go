@@ -28,6 +28,12 @@ var (
 	ErrInconsistent = errors.New("store is inconsistent")
 	// ErrClosed: the store was used after Close.
 	ErrClosed = errors.New("store is closed")
+	// ErrUnknownRelease: GetRelease was asked for a release the store does
+	// not hold (never kept, or erased by a forget).
+	ErrUnknownRelease = errors.New("release not in the store")
+	// ErrStaleRelease: Keep was given a release computed before a forget
+	// request that has committed since.
+	ErrStaleRelease = errors.New("release computed before a later forget")
 )
 
 // OptionError names the option at fault. It matches ErrOptions with

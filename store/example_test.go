@@ -5,6 +5,7 @@ import (
 	"log"
 	"os"
 
+	"unlearn/certify"
 	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
@@ -56,4 +57,57 @@ func Example() {
 	// exact: replayed 798 events from the checkpoint at seq 200, rewrote 8 checkpoints
 	// bit-identical to training on the deletion-edited stream: true
 	// approximate (pair-drop), needs noise: true, ages [988]
+}
+
+// A release is kept in the store with the log position of its state; the
+// forget of a sample that state included erases it, and a release made
+// before that sample was ingested stays.
+func ExampleStore_Keep() {
+	o := stream.DefaultLogisticOptions()
+	o.D, o.T = 3, 200
+	h, err := stream.GenerateLogistic(o)
+	if err != nil {
+		log.Fatal(err)
+	}
+	dir, err := os.MkdirTemp("", "store-example-")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer os.RemoveAll(dir)
+	s, err := store.Create(dir, store.Config{Header: h.Header, Learner: olbfgs.DefaultConfig(3), CheckpointEvery: 50})
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer s.Close()
+	keep := func() {
+		r, err := s.Release(certify.Spec{Epsilon: 1, Delta: 1e-5})
+		if err != nil {
+			log.Fatal(err)
+		}
+		k, err := s.Keep(r)
+		if err != nil {
+			log.Fatal(err)
+		}
+		fmt.Printf("kept release %d (%s) at log position %d\n", k.ID, k.Path, k.Head)
+	}
+	for _, part := range [][]stream.Event{h.Events[:100], h.Events[100:]} {
+		if _, err := s.IngestEvents(store.Events(part), store.IngestOptions{}); err != nil {
+			log.Fatal(err)
+		}
+		keep()
+	}
+	rep, err := s.Forget([]int64{150}, store.ForgetOptions{})
+	if err != nil {
+		log.Fatal(err)
+	}
+	fmt.Println("forget of id 150 erased", rep.ReleasesErased, "kept release")
+	rs, _ := s.Releases()
+	for _, r := range rs {
+		fmt.Printf("still kept: release %d at log position %d\n", r.ID, r.Head)
+	}
+	// Output:
+	// kept release 1 (exact) at log position 100
+	// kept release 2 (exact) at log position 200
+	// forget of id 150 erased 1 kept release
+	// still kept: release 1 at log position 100
 }

@@ -111,6 +111,11 @@ type ForgetReport struct {
 	// checkpoints (exact path), and Vacuum the time of the VACUUM that
 	// follows the commit.
 	Wall, Replay, Vacuum time.Duration
+	// ReleasesErased is the number of releases kept in the store (Keep)
+	// that this request erased: those made from a state that included one of
+	// the deleted inserts (Released.Head ≥ its seq). Copies published
+	// elsewhere cannot be recalled.
+	ReleasesErased int
 }
 
 // Forget serves a deletion request for ids: afterwards the ids' events are
@@ -119,7 +124,10 @@ type ForgetReport struct {
 // path), the ids are recorded as forgotten (a tombstone: the id, never the
 // payload) so that they are never ingested again, and the database is
 // vacuumed so that no byte of the deleted payloads remains in the store
-// directory.
+// directory. Every release kept in the store (Keep) that was made from a
+// state including one of the deleted inserts is deleted in the same
+// transaction (ReleasesErased) and vacuumed with them; releases made before
+// the oldest deleted insert stay.
 //
 // Exact path (the default): restore the newest exact checkpoint θ_c with c
 // before the oldest deleted insert, replay the log after c without the
@@ -209,6 +217,9 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 		if rep.Request, err = res.LastInsertId(); err != nil {
 			return err
 		}
+		if rep.ReleasesErased, err = eraseReleases(tx, minSeq); err != nil {
+			return err
+		}
 		uset := stream.NewIDSet(u...)
 		if o.MaxReplay == 0 || rep.ExactReplay <= o.MaxReplay {
 			rep.Path = PathExact
@@ -239,8 +250,8 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 			b, _ := json.Marshal(rep.Ages)
 			ages, interv = string(b), rep.Intervention
 		}
-		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ? WHERE request = ?`,
-			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.Request)
+		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ?, releases_erased = ? WHERE request = ?`,
+			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.ReleasesErased, rep.Request)
 		return err
 	})
 	if err != nil {
@@ -274,9 +285,6 @@ func idsJSON(ids []int64) string {
 	b, _ := json.Marshal(ids)
 	return string(b)
 }
-
-// replayChunk is the number of log rows read at a time during replay.
-const replayChunk = 1024
 
 // forgetExact deletes U's events, restores the checkpoint at c and replays
 // the log after it, regenerating every checkpoint after c.
@@ -325,8 +333,10 @@ func (s *Store) forgetExact(tx *sql.Tx, rep *ForgetReport, u stream.IDSet, c int
 // replay applies the log rows after seq c to l, which holds the state at c,
 // and, if write, stores a checkpoint at every multiple of K in (c, head]:
 // the state after every row up to it. It returns the rows applied and the
-// checkpoints written. Rows are read replayChunk at a time, so memory does
-// not grow with the log.
+// checkpoints written. Rows are read and decoded by a logReader on a second
+// goroutine, in pages of up to pageRows rows (pageBytes of payloads), into a
+// fixed pool of reused pages, so memory does not grow with the log and
+// reading overlaps with stepping.
 func (s *Store) replay(tx *sql.Tx, l *olbfgs.Learner, c int64, write bool) (n, ckpts int, err error) {
 	next := (c/s.k + 1) * s.k // the next checkpoint boundary
 	emit := func(limit int64, inclusive bool) error {
@@ -346,55 +356,35 @@ func (s *Store) replay(tx *sql.Tx, l *olbfgs.Learner, c int64, write bool) (n, c
 		return nil
 	}
 	d := s.cfg.Dim
-	for from := c; ; {
-		rows, err := tx.Query(`SELECT seq, id, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, from, replayChunk)
-		if err != nil {
-			return n, ckpts, err
-		}
-		type row struct {
-			seq, id int64
-			z       stream.Sample
-			erased  bool
-		}
-		var chunk []row
-		for rows.Next() {
-			var r row
-			var p []byte
-			if err := rows.Scan(&r.seq, &r.id, &p); err != nil {
-				rows.Close()
-				return n, ckpts, err
-			}
-			if p == nil {
-				r.erased = true
-			} else if r.z, err = decodePayload(p, d); err != nil {
-				rows.Close()
-				return n, ckpts, err
-			}
-			chunk = append(chunk, r)
-		}
-		if err := rows.Close(); err != nil {
-			return n, ckpts, err
-		}
-		if len(chunk) == 0 {
+	r := readLog(tx, c, -1, d)
+	defer r.Close()
+	for {
+		p := r.Next()
+		if p == nil {
 			break
 		}
-		for _, r := range chunk {
-			if r.erased {
-				return n, ckpts, fmt.Errorf("%w: erased event (id %d, seq %d) after the exact checkpoint at seq %d", ErrInconsistent, r.id, r.seq, c)
+		for i := range p.n {
+			seq, id := p.seq[i], p.id[i]
+			if p.erased[i] {
+				return n, ckpts, fmt.Errorf("%w: erased event (id %d, seq %d) after the exact checkpoint at seq %d", ErrInconsistent, id, seq, c)
 			}
-			if err := emit(r.seq, false); err != nil {
+			if err := emit(seq, false); err != nil {
 				return n, ckpts, err
 			}
-			if err := l.Step(stream.Event{Op: stream.Insert, ID: r.id, Sample: r.z}); err != nil {
-				return n, ckpts, fmt.Errorf("replay of seq %d: %w", r.seq, err)
+			if err := l.Step(stream.Event{Op: stream.Insert, ID: id, Sample: p.sample(i, d)}); err != nil {
+				return n, ckpts, fmt.Errorf("replay of seq %d: %w", seq, err)
 			}
 			n++
-			if err := emit(r.seq, true); err != nil {
+			if err := emit(seq, true); err != nil {
 				return n, ckpts, err
 			}
-			from = r.seq
 		}
+		if p.err != nil {
+			return n, ckpts, p.err
+		}
+		r.Release(p)
 	}
+	r.Close()
 	return n, ckpts, emit(s.head, true)
 }
 

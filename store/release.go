@@ -25,6 +25,13 @@ type Released struct {
 	// "diameter" (several approximate forgets pending, or one whose
 	// description the store cannot reconstruct).
 	Path string
+	// Head is the log position of the released state: it depended on every
+	// insert of the log with seq ≤ Head (Keep records it).
+	Head int64
+
+	// lastRequest is the newest forget request when the state was read:
+	// Keep refuses the release if a forget has committed since.
+	lastRequest int64
 }
 
 // Release releases the current state through the toolkit's certified
@@ -47,8 +54,9 @@ type Released struct {
 //     whatever happened (certify.Spec without Deletion).
 //
 // A memory Rebuild replays the last τ retained inserts of the log from the
-// noised w. Nothing is written to the store: charging a ledger and saving
-// the files are the caller's (the release command does both). Errors: the
+// noised w. Nothing is written to the store: charging a ledger, signing the
+// certificate, keeping the release in the store (Keep) and saving the files
+// are the caller's (the release command does all four, in that order). Errors: the
 // certify errors (ErrNotCertifiable when the learner has no radius and a
 // noised release is needed), ErrClosed.
 func (s *Store) Release(spec certify.Spec) (*Released, error) {
@@ -61,12 +69,20 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		return nil, ErrClosed
 	}
 	ctx := context.Background()
+	// The newest request is read before the state: a forget committed by
+	// another process in between makes Keep refuse the release (safe),
+	// never accept a state older than the requests it was checked against.
+	var lastRequest int64
+	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
+		return nil, fmt.Errorf("store: release: %w", err)
+	}
 	if err := s.refresh(ctx, s.db); err != nil {
 		return nil, err
 	}
 	state := s.state.Clone()
 	h := s.hdr
 	spec.Header = &h
+	head := s.head
 	if s.exact {
 		var n int
 		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM forgotten`).Scan(&n); err != nil {
@@ -81,13 +97,13 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		if err != nil {
 			return nil, err
 		}
-		return &Released{Release: rel, Certificate: cert, Path: "exact"}, nil
+		return &Released{Release: rel, Certificate: cert, Path: "exact", Head: head, lastRequest: lastRequest}, nil
 	}
 	pending, err := s.requests(ctx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
 	if err != nil {
 		return nil, err
 	}
-	out := &Released{Path: "diameter"}
+	out := &Released{Path: "diameter", Head: head, lastRequest: lastRequest}
 	if len(pending) == 1 {
 		if del, ok, err := s.pendingDeletion(ctx, pending[0], state); err != nil {
 			return nil, err

@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -134,6 +134,32 @@ CREATE TABLE forgotten (
 	id      INTEGER PRIMARY KEY,
 	request INTEGER NOT NULL REFERENCES forget_requests(request)
 ) STRICT;
+`,
+	// Version 2: stored releases.
+	`
+-- Certified releases of the store's state, as published (the release file
+-- and its certificate, byte for byte). head is the log position of the
+-- released state: it depended on every insert with seq <= head. A forget
+-- that deletes an insert with seq <= head deletes the row in its own
+-- transaction (the release would carry that sample's influence, uncertified);
+-- a release made after an approximate forget of an id covers that deletion
+-- with its noise, and the id is never deleted again.
+CREATE TABLE releases (
+	release     INTEGER PRIMARY KEY,
+	time        TEXT NOT NULL,
+	head        INTEGER NOT NULL,
+	path        TEXT NOT NULL,
+	exact       INTEGER NOT NULL CHECK (exact IN (0, 1)),
+	epsilon     REAL NOT NULL,
+	delta       REAL NOT NULL,
+	file        BLOB NOT NULL,
+	certificate BLOB NOT NULL
+) STRICT;
+CREATE INDEX releases_head ON releases(head);
+
+-- How many stored releases each request erased (0 for the requests of
+-- schema version 1, which stored none).
+ALTER TABLE forget_requests ADD COLUMN releases_erased INTEGER NOT NULL DEFAULT 0;
 `,
 }
 

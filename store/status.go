@@ -32,8 +32,9 @@ type Status struct {
 	// those carrying forgotten data's influence.
 	Checkpoints, InexactCheckpoints int
 	// Forgotten is the number of tombstones; Requests the number of
-	// deletion requests served.
-	Forgotten, Requests int
+	// deletion requests served; Releases the number of releases kept
+	// (Keep) and not erased since.
+	Forgotten, Requests, Releases int
 	// NeedsNoise reports whether the state carries forgotten data's
 	// influence (an approximate forget not yet resolved by an exact one):
 	// only a noised release may then be published. Pending lists those
@@ -63,6 +64,8 @@ type Request struct {
 	// ResolvedBy is the exact request that later removed this approximate
 	// request's influence from the state (0 if none).
 	ResolvedBy int64
+	// ReleasesErased is the number of kept releases the request erased.
+	ReleasesErased int
 }
 
 // Status returns a summary of the store.
@@ -91,6 +94,7 @@ func (s *Store) Status() (Status, error) {
 		{&st.InexactCheckpoints, `SELECT count(*) FROM checkpoints WHERE exact = 0`},
 		{&st.Forgotten, `SELECT count(*) FROM forgotten`},
 		{&st.Requests, `SELECT count(*) FROM forget_requests`},
+		{&st.Releases, `SELECT count(*) FROM releases`},
 	} {
 		if err := s.db.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
 			return st, err
@@ -123,7 +127,7 @@ func (s *Store) Requests() ([]Request, error) {
 
 func (s *Store) requests(ctx context.Context, where string) ([]Request, error) {
 	rows, err := s.db.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
-		intervention, ages, u_size, needs_noise, resolved_by FROM forget_requests `+where+` ORDER BY request`)
+		intervention, ages, u_size, needs_noise, resolved_by, releases_erased FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err
 	}
@@ -137,7 +141,7 @@ func (s *Store) requests(ctx context.Context, where string) ([]Request, error) {
 		var resolved sql.NullInt64
 		var nn int
 		if err := rows.Scan(&r.Request, &tm, &ids, &path, &r.Reason, &r.FromSeq, &r.EventsReplayed, &wall,
-			&interv, &ages, &r.USize, &nn, &resolved); err != nil {
+			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased); err != nil {
 			return nil, err
 		}
 		r.Time, _ = time.Parse(time.RFC3339Nano, tm)
@@ -218,41 +222,24 @@ func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
 }
 
 // replaySkippingErased applies the non-erased rows after c to l, reading
-// them replayChunk at a time.
+// them through a logReader.
 func (s *Store) replaySkippingErased(tx *sql.Tx, l *olbfgs.Learner, c int64) error {
-	for from := c; ; {
-		rows, err := tx.Query(`SELECT seq, id, payload FROM events WHERE seq > ? ORDER BY seq LIMIT ?`, from, replayChunk)
-		if err != nil {
-			return err
-		}
-		var evs []stream.Event
-		read := 0
-		for rows.Next() {
-			var id int64
-			var p []byte
-			if err := rows.Scan(&from, &id, &p); err != nil {
-				rows.Close()
-				return err
-			}
-			read++
-			if p == nil {
+	d := s.cfg.Dim
+	r := readLog(tx, c, -1, d)
+	defer r.Close()
+	for p := r.Next(); p != nil; p = r.Next() {
+		for i := range p.n {
+			if p.erased[i] {
 				continue
 			}
-			z, err := decodePayload(p, s.cfg.Dim)
-			if err != nil {
-				rows.Close()
+			if err := l.Step(stream.Event{Op: stream.Insert, ID: p.id[i], Sample: p.sample(i, d)}); err != nil {
 				return err
 			}
-			evs = append(evs, stream.Event{Op: stream.Insert, ID: id, Sample: z})
 		}
-		if err := rows.Close(); err != nil {
-			return err
+		if p.err != nil {
+			return p.err
 		}
-		if err := l.Run(evs); err != nil {
-			return err
-		}
-		if read < replayChunk {
-			return nil
-		}
+		r.Release(p)
 	}
+	return nil
 }

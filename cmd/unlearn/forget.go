@@ -39,7 +39,9 @@ influence again.
 
 Either way the deleted payloads are erased from every file of the store
 (SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
-only) so that they are never ingested again. Ids already forgotten are reported
+only) so that they are never ingested again. The releases kept in the store
+that were made from a state including a deleted sample are erased with them
+(the count is printed); copies published elsewhere cannot be recalled. Ids already forgotten are reported
 and skipped; an id never ingested is an error and nothing changes.`,
 		Example: `  unlearn forget --store model --ids 17,42
   unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
@@ -94,6 +96,7 @@ and skipped; an id never ingested is an error and nothing changes.`,
 				fmt.Fprintf(out, "intervention %s (replayed %d events), |U| = %d, ages %v; %.4g s, vacuum %.4g s\n",
 					rep.Intervention, rep.EventsReplayed, len(rep.IDs), rep.Ages, rep.Wall.Seconds(), rep.Vacuum.Seconds())
 			}
+			fmt.Fprintf(out, "erased %d stored releases made from a state that included a deleted sample; copies published elsewhere cannot be recalled\n", rep.ReleasesErased)
 			if rep.NeedsNoise {
 				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
 			}

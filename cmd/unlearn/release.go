@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,6 +12,7 @@ import (
 	"unlearn/ledger"
 	"unlearn/noise"
 	"unlearn/sign"
+	"unlearn/store"
 )
 
 func init() { register(newReleaseCmd) }
@@ -42,10 +44,11 @@ certificate (unlearn-certificate/v2):
 With --key the certificate is signed; with --ledger (and --key) the release is
 charged to that ledger first (unlearn budget --init creates one), and refused —
 nothing written — when it would exceed the budget. The store's own ledger,
-DIR/budget.ledger, is used by default when it exists. The store keeps no copy
-of a release: one made before a forget may carry the forgotten samples'
-influence, and the store keeps nothing of them; the ledger records only the
-charges. The noise comes from the secure sampler; --insecure-seeded SEED is for
+DIR/budget.ledger, is used by default when it exists. The store keeps each
+release and its certificate with the log position of the released state
+('unlearn releases' lists and fetches them); a later forget of a sample that
+state included erases the kept copy (copies published elsewhere cannot be
+recalled). The noise comes from the secure sampler; --insecure-seeded SEED is for
 experiments only.`,
 		Example: `  unlearn keygen --out certifier
   unlearn budget --ledger budget.ledger --init --epsilon 4 --delta 1e-5 --key certifier.key
@@ -136,18 +139,22 @@ experiments only.`,
 				tot := l.Totals()
 				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
 			}
-			relJSON, err := r.Release.Marshal()
+			// Kept in the store after the charge and before the files are
+			// written: a kill -9 in between over-charges, or leaves a kept
+			// release that was not written out (fetch it with 'unlearn
+			// releases --get'), never an uncharged release.
+			kept, err := s.Keep(r)
 			if err != nil {
+				if errors.Is(err, store.ErrStaleRelease) {
+					return fmt.Errorf("nothing written (the charge stands): %w; run release again", err)
+				}
 				return err
 			}
-			certJSON, err := r.Certificate.MarshalIndent()
-			if err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "kept as release %d of the store (log position %d); a forget of a sample it includes erases it\n", kept.ID, kept.Head)
+			if err := writeFileAtomic(out, kept.File); err != nil {
 				return err
 			}
-			if err := writeFileAtomic(out, relJSON); err != nil {
-				return err
-			}
-			if err := writeFileAtomic(certFile, certJSON); err != nil {
+			if err := writeFileAtomic(certFile, kept.Certificate); err != nil {
 				return err
 			}
 			fmt.Fprint(cmd.OutOrStdout(), r.Certificate.Summary())

@@ -1,0 +1,153 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// StoredRelease is a release kept in the store (Keep): the release file
+// (unlearn-release/v1) and its certificate (unlearn-certificate/v2) as
+// published, byte for byte, and the log position of the released state.
+type StoredRelease struct {
+	ID   int64     `json:"id"`
+	Time time.Time `json:"time"`
+	// Head is the log position of the released state: the state depended on
+	// every insert with seq ≤ Head. A forget of such an insert erases the
+	// stored release.
+	Head int64 `json:"head"`
+	// Path is Released.Path: exact, derived or diameter.
+	Path    string  `json:"path"`
+	Exact   bool    `json:"exact"`
+	Epsilon float64 `json:"epsilon"`
+	Delta   float64 `json:"delta"`
+	// File and Certificate are the bytes of the release and certificate
+	// files; nil in the listing of Releases.
+	File        []byte `json:"file,omitempty"`
+	Certificate []byte `json:"certificate,omitempty"`
+}
+
+// Keep records r in the store, in one transaction: the release file
+// (r.Release.Marshal) and the certificate (r.Certificate.MarshalIndent; sign
+// it first) with r.Head, the log position of the released state. It
+// returns the stored release, whose File and Certificate are the bytes to
+// publish.
+//
+// A release kept here is erased by the first forget that deletes an insert
+// with seq ≤ Head (Forget, ForgetReport.ReleasesErased): made from a state
+// that included the sample without a certificate covering its deletion, it
+// would carry the sample's influence. Copies published elsewhere are not
+// the store's to recall.
+//
+// Keep refuses, with ErrStaleRelease, a release computed before a forget
+// request that has committed since (its state may hold a sample that is now
+// forgotten): compute a new one. With a ledger, charge it before Keep: a
+// kill -9 between the two over-charges and keeps nothing, never the reverse.
+func (s *Store) Keep(r *Released) (StoredRelease, error) {
+	if r == nil || r.Release == nil || r.Certificate == nil {
+		return StoredRelease{}, errors.New("store: keep: a Released from Store.Release is required")
+	}
+	file, err := r.Release.Marshal()
+	if err != nil {
+		return StoredRelease{}, fmt.Errorf("store: keep: %w", err)
+	}
+	cert, err := r.Certificate.MarshalIndent()
+	if err != nil {
+		return StoredRelease{}, fmt.Errorf("store: keep: %w", err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return StoredRelease{}, ErrClosed
+	}
+	out := StoredRelease{Time: time.Now().UTC(), Head: r.Head, Path: r.Path, Exact: r.Certificate.Exact,
+		Epsilon: r.Certificate.Epsilon, Delta: r.Certificate.Delta, File: file, Certificate: cert}
+	err = s.inTx(context.Background(), func(tx *sql.Tx) error {
+		var last int64
+		if err := tx.QueryRow(`SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&last); err != nil {
+			return err
+		}
+		if last != r.lastRequest {
+			return fmt.Errorf("%w: forget request %d committed after the release was computed (the newest then was %d)", ErrStaleRelease, last, r.lastRequest)
+		}
+		if r.Head > s.head {
+			return fmt.Errorf("%w: release at log position %d, the log ends at %d", ErrInconsistent, r.Head, s.head)
+		}
+		res, err := tx.Exec(`INSERT INTO releases (time, head, path, exact, epsilon, delta, file, certificate) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+			out.Time.Format(time.RFC3339Nano), out.Head, out.Path, b2i(out.Exact), out.Epsilon, out.Delta, file, cert)
+		if err != nil {
+			return err
+		}
+		out.ID, err = res.LastInsertId()
+		return err
+	})
+	if err != nil {
+		return StoredRelease{}, fmt.Errorf("store: keep: %w", err)
+	}
+	return out, nil
+}
+
+// Releases lists the releases kept in the store, oldest first, without
+// their bytes (GetRelease fetches them).
+func (s *Store) Releases() ([]StoredRelease, error) {
+	return s.queryReleases(`SELECT release, time, head, path, exact, epsilon, delta, NULL, NULL FROM releases ORDER BY release`)
+}
+
+// GetRelease returns the stored release id with its file and certificate.
+// An id not in the store (never kept, or erased by a forget) is an error
+// wrapping ErrUnknownRelease.
+func (s *Store) GetRelease(id int64) (StoredRelease, error) {
+	rs, err := s.queryReleases(`SELECT release, time, head, path, exact, epsilon, delta, file, certificate FROM releases WHERE release = ?`, id)
+	if err != nil {
+		return StoredRelease{}, err
+	}
+	if len(rs) == 0 {
+		return StoredRelease{}, fmt.Errorf("%w: release %d (never kept, or erased by a forget)", ErrUnknownRelease, id)
+	}
+	return rs[0], nil
+}
+
+func (s *Store) queryReleases(q string, args ...any) ([]StoredRelease, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return nil, ErrClosed
+	}
+	rows, err := s.db.Query(q, args...)
+	if err != nil {
+		return nil, fmt.Errorf("store: releases: %w", err)
+	}
+	defer rows.Close()
+	var out []StoredRelease
+	for rows.Next() {
+		var r StoredRelease
+		var t string
+		var exact int
+		if err := rows.Scan(&r.ID, &t, &r.Head, &r.Path, &exact, &r.Epsilon, &r.Delta, &r.File, &r.Certificate); err != nil {
+			return nil, fmt.Errorf("store: releases: %w", err)
+		}
+		if r.Time, err = time.Parse(time.RFC3339Nano, t); err != nil {
+			return nil, fmt.Errorf("%w: release %d: time %q: %w", ErrInconsistent, r.ID, t, err)
+		}
+		r.Exact = exact == 1
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("store: releases: %w", err)
+	}
+	return out, nil
+}
+
+// eraseReleases deletes, inside a forget's transaction, every kept release
+// whose state depended on an insert with seq ≥ minSeq (the oldest insert
+// the request deletes), and returns how many.
+func eraseReleases(tx *sql.Tx, minSeq int64) (int, error) {
+	res, err := tx.Exec(`DELETE FROM releases WHERE head >= ?`, minSeq)
+	if err != nil {
+		return 0, err
+	}
+	n, err := res.RowsAffected()
+	return int(n), err
+}

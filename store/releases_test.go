@@ -1,0 +1,287 @@
+package store
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+	"pgregory.net/rapid"
+
+	"unlearn/certify"
+	"unlearn/noise"
+	"unlearn/stream"
+)
+
+// releaseEncodings returns the byte strings that would betray a stored
+// release: the release file and the certificate as kept, the JSON array of
+// its w, and each component of w as the shortest decimal text.
+func releaseEncodings(t *testing.T, r StoredRelease, w []float64) map[string][]byte {
+	t.Helper()
+	out := map[string][]byte{"release file": r.File, "certificate": r.Certificate}
+	i := bytes.Index(r.File, []byte(`"w": [`))
+	require.GreaterOrEqual(t, i, 0, "release file has no w")
+	j := bytes.IndexByte(r.File[i:], ']')
+	out["w JSON"] = r.File[i : i+j+1]
+	for k, v := range w {
+		out["w["+strconv.Itoa(k)+"] text"] = strconv.AppendFloat(nil, v, 'g', -1, 64)
+	}
+	return out
+}
+
+// TestKeepAndErase: releases kept in the store are listed and fetched byte
+// for byte; a forget erases — from the table and from every byte of the
+// store directory — exactly the kept releases made from a state that
+// included a deleted insert (made after it), and keeps those made before
+// it and those whose noise already covers the deletion (made after an
+// approximate forget of the id).
+func TestKeepAndErase(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 300, 7)
+	cfg := learnerConfig(h.Header.D, 4)
+	cfg.Radius, cfg.SampleBound = 4, 20
+	dir := t.TempDir()
+	s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: 50})
+	require.NoError(t, err)
+	defer s.Close()
+	spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
+	keep := func() (StoredRelease, []float64) {
+		t.Helper()
+		r, err := s.Release(spec)
+		require.NoError(t, err)
+		k, err := s.Keep(r)
+		require.NoError(t, err)
+		return k, r.Release.W
+	}
+	ingest := func(lo, hi int) {
+		t.Helper()
+		_, err := s.IngestEvents(Events(h.Events[lo:hi]), IngestOptions{})
+		require.NoError(t, err)
+	}
+	ids := func() (out []int64) {
+		rs, err := s.Releases()
+		require.NoError(t, err)
+		for _, r := range rs {
+			require.Nil(t, r.File, "the listing carries no bytes")
+			out = append(out, r.ID)
+		}
+		return out
+	}
+	found := func(enc map[string][]byte) map[string][]string {
+		require.NoError(t, s.Vacuum())
+		return scanDir(t, dir, enc)
+	}
+
+	ingest(0, 100) // ids 1..100, seq 1..100
+	r1, w1 := keep()
+	ingest(100, 200)
+	r2, w2 := keep()
+	require.Equal(t, []int64{r1.ID, r2.ID}, ids())
+	require.Equal(t, int64(100), r1.Head)
+	require.Equal(t, int64(200), r2.Head)
+	require.Equal(t, "exact", r2.Path)
+	got, err := s.GetRelease(r2.ID)
+	require.NoError(t, err)
+	require.Equal(t, r2.File, got.File)
+	require.Equal(t, r2.Certificate, got.Certificate)
+	_, err = certify.Verify(mustCert(t, got.Certificate), got.File, nil)
+	require.NoError(t, err, "the kept certificate verifies against the kept file")
+	enc1, enc2 := releaseEncodings(t, r1, w1), releaseEncodings(t, r2, w2)
+	require.NotEmpty(t, found(enc2), "r2 not found before the forget (the search cannot fail)")
+
+	// Forget id 150 (seq 150): r2 (head 200) included it, r1 (head 100) did not.
+	rep, err := s.Forget([]int64{150}, ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.ReleasesErased)
+	require.Equal(t, []int64{r1.ID}, ids())
+	st, err := s.Status()
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Releases)
+	reqs, err := s.Requests()
+	require.NoError(t, err)
+	require.Equal(t, 1, reqs[len(reqs)-1].ReleasesErased, "the request records what it erased")
+	_, err = s.GetRelease(r2.ID)
+	require.ErrorIs(t, err, ErrUnknownRelease)
+	require.Empty(t, found(enc2), "an erased release is still in the store directory")
+	require.Empty(t, found(encodings(t, stream.KindLogistic, h.Events[149].Sample)), "id 150's payload is still in the store directory")
+	require.NotEmpty(t, found(enc1), "a release made before the deleted insert was erased")
+
+	// An approximate forget of id 50 erases r1 (head 100 ≥ seq 50); a
+	// release made after it carries noise covering that deletion and stays
+	// when id 50 is named again.
+	rep, err = s.Forget([]int64{50}, ForgetOptions{MaxReplay: 1, Intervention: "noop"})
+	require.NoError(t, err)
+	require.Equal(t, PathApproximate, rep.Path)
+	require.Equal(t, 1, rep.ReleasesErased)
+	require.Empty(t, ids())
+	// r1 is the exact state at seq 100, which the approximate path keeps as
+	// an inexact checkpoint (it carries id 50's influence by design; a
+	// later exact forget rebuilds it): w's numbers stay, the release's own
+	// bytes must not.
+	for k := range enc1 {
+		if strings.HasPrefix(k, "w[") {
+			delete(enc1, k)
+		}
+	}
+	require.Empty(t, found(enc1), "an erased release is still in the store directory")
+	r3, _ := keep()
+	require.Equal(t, "derived", r3.Path)
+	rep, err = s.Forget([]int64{50}, ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, PathNone, rep.Path)
+	require.Zero(t, rep.ReleasesErased)
+	require.Equal(t, []int64{r3.ID}, ids())
+
+	// Ingest after a release does not erase it when the new insert is
+	// forgotten.
+	ingest(200, 220)
+	rep, err = s.Forget([]int64{210}, ForgetOptions{})
+	require.NoError(t, err)
+	require.Zero(t, rep.ReleasesErased)
+	require.Equal(t, []int64{r3.ID}, ids())
+
+	// A release computed before a forget that committed since is refused.
+	r, err := s.Release(spec)
+	require.NoError(t, err)
+	_, err = s.Forget([]int64{215}, ForgetOptions{})
+	require.NoError(t, err)
+	_, err = s.Keep(r)
+	require.ErrorIs(t, err, ErrStaleRelease)
+	require.Equal(t, []int64{r3.ID}, ids(), "nothing kept")
+}
+
+func mustCert(t *testing.T, b []byte) *certify.Certificate {
+	t.Helper()
+	c, err := certify.ParseCertificate(b)
+	require.NoError(t, err)
+	return c
+}
+
+// TestOpenSchema1: a store written by schema version 1 (no releases table)
+// is migrated by Open, keeps its log and state, and then keeps releases; a
+// forget recorded before the migration reads releases_erased = 0.
+func TestOpenSchema1(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 120, 9)
+	dir := t.TempDir()
+	s := createStore(t, dir, h.Header, 4, 50)
+	_, err := s.IngestEvents(Events(h.Events), IngestOptions{})
+	require.NoError(t, err)
+	_, err = s.Forget([]int64{7}, ForgetOptions{SkipVacuum: true})
+	require.NoError(t, err)
+	for _, q := range []string{
+		`DROP TABLE releases`,
+		`ALTER TABLE forget_requests DROP COLUMN releases_erased`,
+		`DELETE FROM schema_migrations WHERE version = 2`,
+	} {
+		_, err := s.db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, s.Close())
+
+	s, err = Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	var v, erased int
+	require.NoError(t, s.db.QueryRow(`SELECT max(version) FROM schema_migrations`).Scan(&v))
+	require.Equal(t, SchemaVersion, v)
+	require.NoError(t, s.db.QueryRow(`SELECT releases_erased FROM forget_requests`).Scan(&erased))
+	require.Zero(t, erased)
+	requireSameState(t, s, oracle(t, learnerConfig(3, 4), h.Loss, h.Events, stream.NewIDSet(7)), "after the migration")
+	r, err := s.Release(certify.Spec{Epsilon: 1, Delta: 1e-5})
+	require.NoError(t, err)
+	k, err := s.Keep(r)
+	require.NoError(t, err)
+	rep, err := s.Forget([]int64{100}, ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, 1, rep.ReleasesErased)
+	_, err = s.GetRelease(k.ID)
+	require.ErrorIs(t, err, ErrUnknownRelease)
+}
+
+// TestKeptReleasesProperty: for random interleavings of ingestion, kept
+// releases and deletion requests (exact and approximate), a forget erases
+// exactly the kept releases whose state included one of the newly deleted
+// inserts — an insert ingested before the release and not yet forgotten
+// when it was made — and keeps every other, byte for byte.
+func TestKeptReleasesProperty(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 60, 13)
+	rapid.Check(t, func(rt *rapid.T) {
+		cfg := learnerConfig(3, rapid.IntRange(0, 4).Draw(rt, "tau"))
+		cfg.Radius, cfg.SampleBound = 4, 20
+		dir, err := os.MkdirTemp("", "store-releases-")
+		require.NoError(rt, err)
+		defer os.RemoveAll(dir)
+		s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: rapid.IntRange(1, 12).Draw(rt, "K")})
+		require.NoError(rt, err)
+		defer s.Close()
+		spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
+		type model struct {
+			kept     StoredRelease
+			includes stream.IDSet // inserts in the released state, not forgotten then
+		}
+		var kept []model
+		ingested, forgotten := 0, stream.IDSet{}
+		for range rapid.IntRange(1, 10).Draw(rt, "steps") {
+			switch op := rapid.IntRange(0, 2).Draw(rt, "op"); {
+			case op == 0 && ingested < len(h.Events) || ingested == 0:
+				m := rapid.IntRange(1, len(h.Events)-ingested).Draw(rt, "m")
+				_, err := s.IngestEvents(Events(h.Events[ingested:ingested+m]), IngestOptions{})
+				require.NoError(rt, err)
+				ingested += m
+			case op == 1:
+				r, err := s.Release(spec)
+				require.NoError(rt, err)
+				k, err := s.Keep(r)
+				require.NoError(rt, err)
+				inc := stream.IDSet{}
+				for id := int64(1); id <= int64(ingested); id++ {
+					if !forgotten.Has(id) {
+						inc.Add(id)
+					}
+				}
+				require.Equal(rt, int64(ingested), k.Head, "log position")
+				kept = append(kept, model{k, inc})
+			default:
+				var ids []int64
+				for range rapid.IntRange(1, 3).Draw(rt, "count") {
+					ids = append(ids, int64(rapid.IntRange(1, ingested).Draw(rt, "id")))
+				}
+				var o ForgetOptions
+				if rapid.Bool().Draw(rt, "capped?") {
+					o = ForgetOptions{MaxReplay: rapid.IntRange(1, 20).Draw(rt, "cap"), Intervention: "noop", SkipVacuum: true}
+				}
+				rep, err := s.Forget(ids, o)
+				require.NoError(rt, err)
+				var left []model
+				erased := 0
+				for _, m := range kept {
+					hit := false
+					for _, id := range rep.IDs {
+						hit = hit || m.includes.Has(id)
+					}
+					if hit {
+						erased++
+					} else {
+						left = append(left, m)
+					}
+				}
+				require.Equal(rt, erased, rep.ReleasesErased, "releases erased by forget %v", ids)
+				kept = left
+				for _, id := range ids {
+					forgotten.Add(id)
+				}
+			}
+			rs, err := s.Releases()
+			require.NoError(rt, err)
+			require.Len(rt, rs, len(kept))
+			for i, m := range kept {
+				require.Equal(rt, m.kept.ID, rs[i].ID)
+				got, err := s.GetRelease(m.kept.ID)
+				require.NoError(rt, err)
+				require.Equal(rt, m.kept.File, got.File)
+				require.Equal(rt, m.kept.Certificate, got.Certificate)
+			}
+		}
+	})
+}
