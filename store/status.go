@@ -161,7 +161,8 @@ func (s *Store) requests(ctx context.Context, where string) ([]Request, error) {
 }
 
 // Export writes the current, un-noised state as an olbfgs-state/v1
-// snapshot (olbfgs.MarshalSnapshot, with the store's stream header) to w.
+// snapshot (olbfgs.WriteSnapshot, with the store's stream header) to w,
+// streamed: on an error w may hold a prefix, so write to a temporary file.
 // It is for inspection and tests: it is NOT a release — it holds every
 // ingested sample's influence and, after an approximate forget, forgotten
 // samples' influence too. Publish only a certified release.
@@ -174,12 +175,7 @@ func (s *Store) Export(w io.Writer) error {
 	if err := s.refresh(context.Background(), s.db); err != nil {
 		return err
 	}
-	b, err := olbfgs.MarshalSnapshot(s.state, s.hdr)
-	if err != nil {
-		return err
-	}
-	_, err = w.Write(b)
-	return err
+	return olbfgs.WriteSnapshot(w, s.state, s.hdr)
 }
 
 // Counterfactual returns the exact counterfactual state: the replay from θ0
