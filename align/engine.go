@@ -324,7 +324,11 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 		e.refBlock = false
 		e.coef.newStep()
 		e.coef.register(&e.refView, ref.Memory())
-		ref.Memory().Apply(e.refDir, e.refG)
+		if e.hasNext {
+			copy(e.refDir, e.direction(e.refDir, ref, e.refG))
+		} else {
+			clear(e.refDir)
+		}
 		return
 	}
 	e.setGradColumn(&e.scratch, e.refG)
@@ -412,6 +416,23 @@ func (e *Engine) grad(sc *scratch, dst, w []float64) {
 	}
 }
 
+// direction returns H_Z ∇ℓ_e(w) of learner l for the next insert e, with
+// the bits of the block's gradient column. With the coefficient space and a
+// loss other than the quadratic, it is the learner's own
+// olbfgs.Learner.NextDirection (Loss.Grad, then Memory.Apply: the bits of
+// the gradient column), which the learner keeps and reuses at that insert,
+// so that D_upd costs no two-loop of its own; g is then not read. Otherwise
+// (block sweep, or a quadratic loss, whose gradient grad forms from the
+// step's Hessian) it is Memory.Apply of the gradient g, computed into dst.
+// The returned slice is dst or the learner's scratch; only read it.
+func (e *Engine) direction(dst []float64, l *olbfgs.Learner, g []float64) []float64 {
+	if e.coef != nil && !e.quad {
+		return l.NextDirection(e.next)
+	}
+	l.Memory().Apply(dst, g)
+	return dst
+}
+
 func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 	for k, v := range g {
 		sc.in[k*e.ld+e.nb] = v
@@ -426,7 +447,10 @@ func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 // skipped. It panics if no reference is set or st's dimension is not d.
 //
 // With the coefficient space (Options.MemoryError, d ≥ CoefficientMinDim by
-// default) Measure allocates when a state brings new pairs, and reads pairs
+// default) and a loss other than the quadratic, the update direction is the
+// learner's olbfgs.Learner.NextDirection, which st keeps for its next insert
+// (so Measure writes st's scratch, never its state; SetReference does the
+// same with the reference). Measure allocates when a state brings new pairs, and reads pairs
 // through the memories that held them when first seen at this step: a
 // memory measured at a step must not change until the next SetReference.
 func (e *Engine) Measure(st *olbfgs.Learner) Point {
@@ -520,9 +544,11 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 		// E_Z = 0; wEq is false, so the direction needs H_Z̃ ∇ℓ_e(w̃), which
 		// Apply gives with the same bits as the block's gradient column.
 		if e.hasNext {
-			e.grad(sc, sc.g, w)
-			mem.Apply(sc.dir, sc.g)
-			p.Dupd = DirectionError(sc.dir, e.refDir)
+			g := sc.g
+			if e.coef == nil || e.quad {
+				e.grad(sc, g, w)
+			}
+			p.Dupd = DirectionError(e.direction(sc.dir, st, g), e.refDir)
 		}
 	default:
 		if e.coef != nil {
@@ -541,12 +567,11 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 				p.EZ = ez
 				if e.hasNext {
 					g := e.refG
-					if !wEq {
+					if !wEq && e.quad {
 						e.grad(sc, sc.g, w)
 						g = sc.g
 					}
-					mem.Apply(sc.dir, g)
-					p.Dupd = DirectionError(sc.dir, e.refDir)
+					p.Dupd = DirectionError(e.direction(sc.dir, st, g), e.refDir)
 				}
 				break
 			}

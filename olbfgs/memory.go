@@ -34,6 +34,11 @@ type Memory struct {
 
 	order []int // occupied slots, oldest → newest
 	free  []int // allocated, unoccupied slots
+
+	// ver counts the changes of the stored pairs (push, Reset,
+	// DropTouching, CopyFrom): a learner's cached direction is valid only
+	// for the version it was computed at (Learner.NextDirection).
+	ver uint64
 }
 
 // eagerFloats is the largest τ·d for which NewMemory allocates every slot
@@ -215,6 +220,7 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 	if m.capacity == 0 {
 		return
 	}
+	m.ver++
 	var k int
 	switch {
 	case len(m.free) > 0:
@@ -238,6 +244,7 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 
 // Reset empties the memory (the "full memory reset" intervention).
 func (m *Memory) Reset() {
+	m.ver++
 	for i := len(m.order) - 1; i >= 0; i-- {
 		m.free = append(m.free, m.order[i])
 	}
@@ -272,6 +279,7 @@ func (m *Memory) Touching(u stream.IDSet) []int {
 // the others (the "contaminated pair drop" intervention), and returns how
 // many it removed.
 func (m *Memory) DropTouching(u stream.IDSet) int {
+	m.ver++
 	kept := m.order[:0]
 	dropped := 0
 	for _, k := range m.order {
@@ -297,6 +305,7 @@ func (m *Memory) CopyFrom(src *Memory) {
 	if m.d != src.d || m.capacity != src.capacity {
 		panic(fmt.Sprintf("olbfgs: Memory.CopyFrom: shape (d=%d, tau=%d) from (d=%d, tau=%d)", m.d, m.capacity, src.d, src.capacity))
 	}
+	m.ver++
 	m.gamma0 = src.gamma0
 	// Copy slot for slot so that the physical layout matches too: m takes
 	// exactly src's slots, keeping any room it has beyond them.
