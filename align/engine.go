@@ -111,6 +111,7 @@ type Engine struct {
 	refBlock bool
 	refIn    []float64
 	refBA    *blockApplier
+	mems     []*olbfgs.Memory // MeasureAll's scratch
 }
 
 // scratch is what measuring one state writes: the input block (basis
@@ -323,7 +324,7 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 		// Apply gives the bits of the block's gradient column.
 		e.refBlock = false
 		e.coef.newStep()
-		e.coef.register(&e.refView, ref.Memory())
+		e.coef.registerRef(&e.refView, ref.Memory())
 		if e.hasNext {
 			copy(e.refDir, e.direction(e.refDir, ref, e.refG))
 		} else {
@@ -481,11 +482,11 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 	if e.coef != nil {
 		// New pairs' inner products in batches, on all workers.
 		// (A memory equal to the reference's only looks its pairs up.)
-		mems := make([]*olbfgs.Memory, len(states))
-		for i, st := range states {
-			mems[i] = st.Memory()
+		e.mems = e.mems[:0]
+		for _, st := range states {
+			e.mems = append(e.mems, st.Memory())
 		}
-		e.coef.prepare(&e.refView, mems, workers)
+		e.coef.prepare(&e.refView, e.mems, workers)
 	}
 	if workers <= 1 {
 		for i, st := range states {
