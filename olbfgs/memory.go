@@ -337,9 +337,20 @@ func (m *Memory) Equal(o *Memory) bool {
 	if m.d != o.d || m.capacity != o.capacity || m.gamma0 != o.gamma0 || len(m.order) != len(o.order) {
 		return false
 	}
+	// First the O(τ) part: sources, and sᵀy, which every path that stores
+	// a pair (push from Learner.insert and Push, CopyFrom) sets to
+	// floats.Dot(s, y) of the stored vectors, so pairs whose sᵀy bits differ
+	// differ. Memories that differ in any pair are then told apart without
+	// reading the O(τd) vectors of the pairs they share.
+	for i, k := range m.order {
+		l := o.order[i]
+		if math.Float64bits(m.sy[k]) != math.Float64bits(o.sy[l]) || !slices.Equal(m.source[k], o.source[l]) {
+			return false
+		}
+	}
 	for i := range m.order {
 		a, b := m.Pair(i), o.Pair(i)
-		if !floatbits.Equal(a.S, b.S) || !floatbits.Equal(a.Y, b.Y) || !slices.Equal(a.Source, b.Source) {
+		if !floatbits.Equal(a.S, b.S) || !floatbits.Equal(a.Y, b.Y) {
 			return false
 		}
 	}

@@ -1,6 +1,7 @@
 package olbfgs
 
 import (
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -118,4 +119,35 @@ func TestNextDirectionDoesNotAllocate(t *testing.T) {
 	if n := testing.AllocsPerRun(50, func() { l.NextDirection(events[19].Sample); l.NextDirection(events[2].Sample) }); n != 0 {
 		t.Fatalf("NextDirection allocates %v times", n)
 	}
+}
+
+// TestMemoryEqualProperty: Memory.Equal (which compares sᵀy and sources
+// before the vectors) agrees with a plain comparison of the pairs, on
+// memories filled from a small pool of pairs so that equal, shared and
+// different pairs all occur.
+func TestMemoryEqualProperty(t *testing.T) {
+	rapid.Check(t, func(rt *rapid.T) {
+		const d = 3
+		pool := [][2][]float64{
+			{{1, 0, 0}, {2, 0, 0}}, {{0, 1, 0}, {0, 1, 1}}, {{1, 1, 0}, {1, 2, 0}},
+			{{1, 0, 0}, {2, 0, 1e-300}}, // sᵀy as the first pair's, y different
+		}
+		fill := func(label string) *Memory {
+			m := NewMemory(d, 3, 1)
+			for _, k := range rapid.SliceOfN(rapid.IntRange(0, len(pool)-1), 0, 5).Draw(rt, label) {
+				src := int64(k % 2)
+				require.NoError(rt, m.Push(pool[k][0], pool[k][1], src))
+			}
+			return m
+		}
+		a, b := fill("a"), fill("b")
+		want := a.Len() == b.Len()
+		for i := 0; want && i < a.Len(); i++ {
+			p, q := a.Pair(i), b.Pair(i)
+			want = floatbits.Equal(p.S, q.S) && floatbits.Equal(p.Y, q.Y) && slices.Equal(p.Source, q.Source)
+		}
+		if got := a.Equal(b); got != want {
+			rt.Fatalf("Equal = %v, want %v", got, want)
+		}
+	})
 }
