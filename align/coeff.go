@@ -79,8 +79,8 @@ import (
 // 256-bit big.Float arithmetic on random memories, including nearly equal,
 // shared and ill-conditioned pairs.
 //
-// Pairs are identified by a 64-bit hash of their bits (s, y and sᵀy),
-// computed once per pair and reused while the pair stays in its slot
+// Pairs are identified by a 64-bit hash of their bits (sᵀy and sampled
+// coordinates of s and y, pairHash), computed once per pair and reused while the pair stays in its slot
 // (slotTag). A hash is only a candidate: when a newly hashed pair finds an
 // entry under its key, the entry is taken only if its vectors, read
 // through a memory that holds them at this step, are bitwise equal to the
@@ -251,11 +251,19 @@ type memView struct {
 	kappa float64
 }
 
-// pairHash mixes the bits of s, y and sᵀy.
+// hashSamples is the number of coordinates of s and y that pairHash mixes.
+const hashSamples = 64
+
+// pairHash mixes the bits of sᵀy and of up to hashSamples evenly spaced
+// coordinates of s and y (all of them for d ≤ hashSamples). A hash only
+// proposes an entry, which resolve checks bit for bit, so it need not read
+// every coordinate: pairs equal on the samples cost one comparison, never
+// a merge, and a new pair is hashed in O(1) instead of O(d).
 func pairHash(s, y []float64, sy float64) uint64 {
 	h1 := uint64(0x9e3779b97f4a7c15) ^ uint64(len(s))
 	h2 := uint64(0xc2b2ae3d27d4eb4f)
-	for k := range s {
+	step := max(1, len(s)/hashSamples)
+	for k := 0; k < len(s); k += step {
 		h1 ^= math.Float64bits(s[k])
 		h1 *= 0xff51afd7ed558ccd
 		h1 ^= h1 >> 32
