@@ -469,7 +469,9 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 // their buffers (two d×(m_q+1) blocks each, or d×(d+1) when the engine uses
 // the probes' Cholesky factor; with the coefficient space only when a state
 // falls back to the block sweep); later calls do not allocate except for the
-// goroutines and the coefficient space's new pairs. It panics if no
+// goroutines (with one worker, nothing: the coefficient space recycles its
+// pair entries once it has held as many as it holds at once,
+// TestCoefficientStepAllocs). It panics if no
 // reference is set, len(dst) ≠ len(states) or a state's dimension is not d.
 func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) {
 	if e.ref == nil {
