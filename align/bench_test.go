@@ -165,3 +165,57 @@ func benchTrackHighDim(b *testing.B, d int) {
 		})
 	}
 }
+
+// BenchmarkCoefficientStep times one step in the steady state of a long
+// run with the coefficient space — SetReference, MeasureAll of 4
+// intervened states on 1 or 2 workers, stepping the 5 learners — after 30
+// warm-up steps, at d = 4096, τ = 10, m_q = 32 (logistic; the future events
+// are cycled). Its allocs/op is what a step allocates once the engine has
+// held as many pairs as it holds at once (TestCoefficientStepAllocs).
+//
+//	go test ./align -run '^$' -bench CoefficientStep -benchmem -benchtime 50x
+func BenchmarkCoefficientStep(b *testing.B) {
+	for _, workers := range []int{1, 2} {
+		b.Run(fmt.Sprintf("d=4096/tau=10/mq=32/workers=%d", workers), func(b *testing.B) {
+			step := coefficientStepper(b, 4096, workers)
+			for range 30 {
+				step()
+			}
+			b.ReportAllocs()
+			for b.Loop() {
+				step()
+			}
+		})
+	}
+}
+
+// coefficientStepper returns a function that runs the next step of a
+// tracking loop with the coefficient space (see BenchmarkCoefficientStep).
+func coefficientStepper(tb testing.TB, d, workers int) func() {
+	const tau = 10
+	loss, events := logisticStream(tb, 4, d, 100)
+	u := stream.NewIDSet(55, 58, 59)
+	prefix, future := events[:60], events[60:]
+	ref := replay(tb, loss, tau, stream.Counterfactual(prefix, u))
+	act := replay(tb, loss, tau, prefix)
+	states := []*olbfgs.Learner{act.Clone(), act.Clone(), act.Clone(), act.Clone()}
+	states[1].Memory().Reset()
+	states[2].Memory().DropTouching(u)
+	states[3].SetW(ref.W())
+	e := newEngine(tb, d, Options{Seed: 1, MemoryError: MemoryErrorCoefficients})
+	e.SetDeletion(u)
+	pts := make([]Point, len(states))
+	all := append([]*olbfgs.Learner{ref}, states...)
+	k := 0
+	return func() {
+		ev := future[k%len(future)]
+		e.SetReference(ref, &ev.Sample)
+		e.MeasureAll(pts, states, workers)
+		for _, l := range all {
+			if err := l.Step(ev); err != nil {
+				tb.Fatal(err)
+			}
+		}
+		k++
+	}
+}

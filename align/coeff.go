@@ -2,12 +2,12 @@ package align
 
 import (
 	"math"
-	"slices"
 	"sync"
 	"sync/atomic"
 
 	"gonum.org/v1/gonum/floats"
 
+	"unlearn/internal/floatbits"
 	"unlearn/olbfgs"
 )
 
@@ -79,11 +79,19 @@ import (
 // 256-bit big.Float arithmetic on random memories, including nearly equal,
 // shared and ill-conditioned pairs.
 //
-// Pairs are identified by a 64-bit hash of their bits (s, y and sᵀy),
-// computed once per pair and reused while the pair stays in its slot
-// (slotTag): two different pairs with the same hash would be taken for one. Over a run
-// with 10⁴ distinct pairs the chance is about 10⁸/2⁶⁵ ≈ 3·10⁻¹²; the hash
-// is not keyed, so it is no defence against pairs crafted to collide.
+// Pairs are identified by a 64-bit hash of their bits (sᵀy and sampled
+// coordinates of s and y, pairHash), computed once per pair and reused while the pair stays in its slot
+// (slotTag). A hash is only a candidate: when a newly hashed pair finds an
+// entry under its key, the entry is taken only if its vectors, read
+// through a memory that holds them at this step, are bitwise equal to the
+// pair's (and sᵀy too); otherwise — a collision, or an entry from an
+// earlier step whose memory may have changed since — the next key
+// (key + 2) is tried, so two different pairs are never merged whatever the
+// hash (TestCoefficientCollidingHash forces every pair onto one hash).
+// Sharing an entry between memories at the same step, the point of the
+// keys, is kept; a pair that first appears in a new memory after the step
+// it was hashed at gets an entry of its own, which costs its inner
+// products again but changes nothing else.
 
 // coeffTolFrac is the fraction of max(1, ‖w⁻‖) within which the round-off
 // estimate must lie for the coefficient-space E_Z to be used: a tenth of
@@ -116,7 +124,9 @@ const (
 type pairEntry struct {
 	key    uint64
 	s, y   []float64 // alias a memory holding the pair; set when gen is refreshed
+	sy     float64   // sᵀy as the memory stores it
 	gen    uint64    // the last step at which a memory held the pair
+	mark   uint64    // prepare's step stamp: the entry is in its batch
 	once   sync.Once
 	ns, ny float64   // ‖s‖, ‖y‖
 	qs, qy []float64 // Qᵀs, Qᵀy (m_q each)
@@ -137,15 +147,29 @@ type coeffSpace struct {
 	qn2    []float64 // ‖q_j‖²
 	qn     []float64 // ‖q_j‖
 
+	// hash is pairHash, replaceable by tests to force collisions.
+	hash func(s, y []float64, sy float64) uint64
+
 	mu    sync.Mutex
 	gen   uint64
 	pairs map[uint64]*pairEntry
 	gram  map[gramKey]*gramEntry
-	slots map[*olbfgs.Memory][]slotTag
+	slots map[*olbfgs.Memory]*slotTags
 
-	// Partial sums of prepare's batches, reused from step to step.
+	// Entries dropped by newStep, reused (with their Qᵀs, Qᵀy storage) for
+	// new pairs, so that a step does not allocate once the engine has held
+	// as many pairs as it holds at once.
+	freeP []*pairEntry
+	freeG []*gramEntry
+
+	// Buffers of prepare, reused from step to step: partial sums of the
+	// batches, the states' views, the new pairs, the Gram jobs.
 	partP []float64
 	partG [][4]float64
+	views []memView
+	fresh []*pairEntry
+	jobs  []gramJob
+	all   []*pairEntry
 
 	used, fellBack uint64 // counters (under mu)
 }
@@ -155,9 +179,10 @@ func newCoeffSpace(probes [][]float64, d int) *coeffSpace {
 		d: d, m: len(probes), probes: probes,
 		qn2:   make([]float64, len(probes)),
 		qn:    make([]float64, len(probes)),
+		hash:  pairHash,
 		pairs: map[uint64]*pairEntry{},
 		gram:  map[gramKey]*gramEntry{},
-		slots: map[*olbfgs.Memory][]slotTag{},
+		slots: map[*olbfgs.Memory]*slotTags{},
 	}
 	for j, q := range probes {
 		c.qn2[j] = floats.Dot(q, q)
@@ -175,18 +200,50 @@ func (c *coeffSpace) newStep() {
 	for k, p := range c.pairs {
 		if p.gen+1 < c.gen {
 			delete(c.pairs, k)
+			c.freeP = append(c.freeP, p)
 		}
 	}
-	for k := range c.gram {
+	for k, g := range c.gram {
 		if c.pairs[k.a] == nil || c.pairs[k.b] == nil {
 			delete(c.gram, k)
+			c.freeG = append(c.freeG, g)
 		}
 	}
 }
 
+// newEntry returns an entry for key k, recycled if possible (under mu).
+func (c *coeffSpace) newEntry(k uint64) *pairEntry {
+	var e *pairEntry
+	if n := len(c.freeP); n > 0 {
+		e = c.freeP[n-1]
+		c.freeP = c.freeP[:n-1]
+		qs, qy := e.qs[:0], e.qy[:0]
+		*e = pairEntry{qs: qs, qy: qy} // qs, qy empty: not computed
+	} else {
+		e = &pairEntry{}
+	}
+	e.key = k
+	return e
+}
+
+// newGram returns an empty Gram entry, recycled if possible (under mu).
+func (c *coeffSpace) newGram() *gramEntry {
+	if n := len(c.freeG); n > 0 {
+		g := c.freeG[n-1]
+		c.freeG = c.freeG[:n-1]
+		*g = gramEntry{}
+		return g
+	}
+	return &gramEntry{}
+}
+
+// computed reports whether the entry's norms and probe products are set.
+func (e *pairEntry) computed() bool { return len(e.qs) > 0 }
+
 // memView is one memory seen through the pair entries.
 type memView struct {
 	keys  []uint64
+	tags  []slotTag // keysOf's scratch
 	n     int
 	ents  []*pairEntry
 	sy    []float64
@@ -194,11 +251,19 @@ type memView struct {
 	kappa float64
 }
 
-// pairHash mixes the bits of s, y and sᵀy.
+// hashSamples is the number of coordinates of s and y that pairHash mixes.
+const hashSamples = 64
+
+// pairHash mixes the bits of sᵀy and of up to hashSamples evenly spaced
+// coordinates of s and y (all of them for d ≤ hashSamples). A hash only
+// proposes an entry, which resolve checks bit for bit, so it need not read
+// every coordinate: pairs equal on the samples cost one comparison, never
+// a merge, and a new pair is hashed in O(1) instead of O(d).
 func pairHash(s, y []float64, sy float64) uint64 {
 	h1 := uint64(0x9e3779b97f4a7c15) ^ uint64(len(s))
 	h2 := uint64(0xc2b2ae3d27d4eb4f)
-	for k := range s {
+	step := max(1, len(s)/hashSamples)
+	for k := 0; k < len(s); k += step {
 		h1 ^= math.Float64bits(s[k])
 		h1 *= 0xff51afd7ed558ccd
 		h1 ^= h1 >> 32
@@ -227,6 +292,16 @@ type slotTag struct {
 	key                uint64
 }
 
+// slotTags are the tags of one memory's pairs, set at step gen. They are
+// used only at the step they were set at or the next one: an entry held at
+// step g is not dropped before step g + 2 (newStep), so until then its key
+// names it and no other pair; later the key may have been given to another
+// pair, and every pair of the memory is hashed again.
+type slotTags struct {
+	gen  uint64
+	tags []slotTag
+}
+
 func tagOf(p olbfgs.Pair, sy float64) slotTag {
 	t := slotTag{s: &p.S[0], y: &p.Y[0], sy: math.Float64bits(sy),
 		s0: math.Float64bits(p.S[0]), sl: math.Float64bits(p.S[len(p.S)-1]),
@@ -237,16 +312,28 @@ func tagOf(p olbfgs.Pair, sy float64) slotTag {
 	return t
 }
 
-// keysOf stores in keys the hash keys of mem's pairs, hashing only pairs
-// not seen at their position before. Safe for concurrent use on distinct
+// keysOf stores in v.keys the keys of mem's pairs, hashing only pairs not
+// seen at their position before, and resolving a new hash to an entry with
+// bitwise the same pair (resolve). Safe for concurrent use on distinct
 // memories.
-func (c *coeffSpace) keysOf(keys []uint64, mem *olbfgs.Memory) []uint64 {
+func (c *coeffSpace) keysOf(v *memView, mem *olbfgs.Memory) {
 	n := mem.Len()
-	keys = keys[:0]
+	keys := v.keys[:0]
 	c.mu.Lock()
-	old := c.slots[mem]
+	st := c.slots[mem]
+	if st == nil {
+		st = &slotTags{}
+		c.slots[mem] = st
+	}
+	old := st.tags
+	if st.gen+1 < c.gen {
+		old = nil // too old to be trusted
+	}
 	c.mu.Unlock()
-	tags := make([]slotTag, n)
+	if cap(v.tags) < n {
+		v.tags = make([]slotTag, n, mem.Cap())
+	}
+	tags := v.tags[:n]
 	for i := range n {
 		p := mem.Pair(i)
 		sy := mem.Curvature(i)
@@ -261,15 +348,40 @@ func (c *coeffSpace) keysOf(keys []uint64, mem *olbfgs.Memory) []uint64 {
 			}
 		}
 		if t.key == 0 {
-			t.key = pairHash(p.S, p.Y, sy) | 1 // never 0
+			t.key = c.resolve(c.hash(p.S, p.Y, sy)|1, p, sy) // odd: never 0
 		}
 		tags[i] = t
 		keys = append(keys, t.key)
 	}
+	v.keys = keys
 	c.mu.Lock()
-	c.slots[mem] = tags
+	st.tags = append(st.tags[:0], tags...)
+	st.gen = c.gen
 	c.mu.Unlock()
-	return keys
+}
+
+// resolve returns the key of the entry for pair p with curvature sy, given
+// its hash k (odd): the first of k, k+2, k+4, … that is free (an entry is
+// then created, aliasing p) or holds an entry whose vectors, aliased from a
+// memory that holds them at this step, are bitwise p's. An entry from an
+// earlier step cannot be checked (its memory may have changed since) and
+// is passed over like a collision.
+func (c *coeffSpace) resolve(k uint64, p olbfgs.Pair, sy float64) uint64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for ; ; k += 2 {
+		e := c.pairs[k]
+		if e == nil {
+			e = c.newEntry(k)
+			e.s, e.y, e.sy, e.gen = p.S, p.Y, sy, c.gen
+			c.pairs[k] = e
+			return k
+		}
+		if e.gen == c.gen && math.Float64bits(e.sy) == math.Float64bits(sy) &&
+			floatbits.Equal(e.s, p.S) && floatbits.Equal(e.y, p.Y) {
+			return k
+		}
+	}
 }
 
 // attach fills v with mem's pairs under the given keys, creating the
@@ -284,13 +396,13 @@ func (c *coeffSpace) attach(v *memView, mem *olbfgs.Memory, keys []uint64) {
 	c.mu.Lock()
 	for i, k := range keys {
 		e := c.pairs[k]
-		if e == nil {
-			e = &pairEntry{key: k}
+		if e == nil { // a key kept by its slot tag whose entry was dropped
+			e = c.newEntry(k)
 			c.pairs[k] = e
 		}
 		if e.gen != c.gen || e.s == nil {
 			p := mem.Pair(i)
-			e.s, e.y, e.gen = p.S, p.Y, c.gen
+			e.s, e.y, e.sy, e.gen = p.S, p.Y, mem.Curvature(i), c.gen
 		}
 		v.ents = append(v.ents, e)
 		v.sy = append(v.sy, mem.Curvature(i))
@@ -321,24 +433,16 @@ func (c *coeffSpace) probeProducts(fresh []*pairEntry, workers int, buf *[]float
 	} else {
 		part = make([]float64, nch*(m+1)*w)
 	}
-	parallel(workers, nch, func(ci int) {
-		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
-		base := ci * (m + 1) * w
-		for x, e := range fresh {
-			part[base+2*x], part[base+2*x+1] = dot2(e.s[lo:hi], e.s[lo:hi], e.y[lo:hi])
-			_, part[base+2*len(fresh)+x] = dot2(e.y[lo:hi], e.s[lo:hi], e.y[lo:hi])
+	if workers <= 1 || nch <= 1 { // no closure: nothing allocated
+		for ci := range nch {
+			c.probeChunk(ci, fresh, part, w)
 		}
-		for j, q := range c.probes {
-			qc := q[lo:hi]
-			row := base + (j+1)*w
-			for x, e := range fresh {
-				part[row+2*x], part[row+2*x+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
-			}
-		}
-	})
+	} else {
+		parallel(workers, nch, func(ci int) { c.probeChunk(ci, fresh, part, w) })
+	}
 	for x, e := range fresh {
-		e.qs = make([]float64, m)
-		e.qy = make([]float64, m)
+		e.qs = grow(e.qs, m)
+		e.qy = grow(e.qy, m)
 		var ss, yy float64
 		for ci := range nch {
 			base := ci * (m + 1) * w
@@ -351,6 +455,24 @@ func (c *coeffSpace) probeProducts(fresh []*pairEntry, workers int, buf *[]float
 			}
 		}
 		e.ns, e.ny = math.Sqrt(ss), math.Sqrt(yy)
+	}
+}
+
+// probeChunk computes the partial sums of chunk ci for probeProducts.
+func (c *coeffSpace) probeChunk(ci int, fresh []*pairEntry, part []float64, w int) {
+	m := c.m
+	lo, hi := ci*chunk, min(c.d, (ci+1)*chunk)
+	base := ci * (m + 1) * w
+	for x, e := range fresh {
+		part[base+2*x], part[base+2*x+1] = dot2(e.s[lo:hi], e.s[lo:hi], e.y[lo:hi])
+		_, part[base+2*len(fresh)+x] = dot2(e.y[lo:hi], e.s[lo:hi], e.y[lo:hi])
+	}
+	for j, q := range c.probes {
+		qc := q[lo:hi]
+		row := base + (j+1)*w
+		for x, e := range fresh {
+			part[row+2*x], part[row+2*x+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
+		}
 	}
 }
 
@@ -377,12 +499,13 @@ func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64
 	} else {
 		part = make([][4]float64, nch*len(jobs))
 	}
-	parallel(workers, nch, func(ci int) {
-		lo, hi := ci*chunk, min(d, (ci+1)*chunk)
-		for t, j := range jobs {
-			part[ci*len(jobs)+t] = dot4(j.a.s[lo:hi], j.a.y[lo:hi], j.b.s[lo:hi], j.b.y[lo:hi])
+	if workers <= 1 || nch <= 1 { // no closure: nothing allocated
+		for ci := range nch {
+			gramChunk(ci, d, jobs, part)
 		}
-	})
+	} else {
+		parallel(workers, nch, func(ci int) { gramChunk(ci, d, jobs, part) })
+	}
 	for t, j := range jobs {
 		var v [4]float64
 		for ci := range nch {
@@ -396,13 +519,50 @@ func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64
 	}
 }
 
+// gramChunk computes the partial sums of chunk ci for gramProducts.
+func gramChunk(ci, d int, jobs []gramJob, part [][4]float64) {
+	lo, hi := ci*chunk, min(d, (ci+1)*chunk)
+	for t, j := range jobs {
+		part[ci*len(jobs)+t] = dot4(j.a.s[lo:hi], j.a.y[lo:hi], j.b.s[lo:hi], j.b.y[lo:hi])
+	}
+}
+
+// registerRef is register for the reference, whose new pairs it computes
+// in one batch with prepare's buffer (so that it does not allocate). Not
+// safe for concurrent use with prepare or itself.
+func (c *coeffSpace) registerRef(v *memView, mem *olbfgs.Memory) {
+	c.keysOf(v, mem)
+	c.attach(v, mem, v.keys)
+	fresh := c.fresh[:0]
+	for _, e := range v.ents {
+		if !e.computed() && e.mark != c.gen {
+			e.mark = c.gen
+			fresh = append(fresh, e)
+		}
+	}
+	c.fresh = fresh
+	c.probeProducts(fresh, 1, &c.partP)
+	for _, e := range fresh {
+		e.once.Do(func() {}) // computed above
+	}
+	v.kappa = 1
+	for i, e := range v.ents {
+		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
+			v.kappa = k
+		}
+	}
+}
+
 // register fills v with mem's pairs, computing the entries of new pairs.
 // Safe for concurrent use on distinct memories.
 func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
-	v.keys = c.keysOf(v.keys, mem)
+	c.keysOf(v, mem)
 	c.attach(v, mem, v.keys)
 	for i, e := range v.ents {
-		e.once.Do(func() { c.probeProducts([]*pairEntry{e}, 1, nil) })
+		e.once.Do(func() {
+			one := [1]*pairEntry{e}
+			c.probeProducts(one[:], 1, nil)
+		})
 		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
 			v.kappa = k
 		}
@@ -414,48 +574,54 @@ func (c *coeffSpace) register(v *memView, mem *olbfgs.Memory) {
 // entry in batches on up to workers goroutines: the probes are read once
 // for all new pairs of the step (not once per pair), and each Gram entry
 // is one fused sweep (dot4). Measuring then only looks them up.
+//
+// prepare is not safe for concurrent use. Once the engine has held as many
+// pairs at once as it holds now it does not allocate (entries are recycled,
+// buffers kept), except for parallel's goroutines.
 func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
-	views := make([]memView, len(mems))
-	var fresh []*pairEntry
-	seen := map[*pairEntry]bool{}
+	for len(c.views) < len(mems) {
+		c.views = append(c.views, memView{})
+	}
+	views := c.views[:len(mems)]
+	fresh := c.fresh[:0]
 	for i, mem := range mems {
-		views[i].keys = c.keysOf(nil, mem)
+		c.keysOf(&views[i], mem)
 		c.attach(&views[i], mem, views[i].keys)
 		for _, e := range views[i].ents {
-			if e.qs == nil && !seen[e] {
-				seen[e] = true
+			if !e.computed() && e.mark != c.gen {
+				e.mark = c.gen
 				fresh = append(fresh, e)
 			}
 		}
 	}
+	c.fresh = fresh
 	workers = max(workers, 1)
 	c.probeProducts(fresh, workers, &c.partP)
 	for _, e := range fresh {
 		e.once.Do(func() {}) // computed above
 	}
-	var jobs []gramJob
+	jobs := c.jobs[:0]
 	c.mu.Lock()
-	add := func(a, b *pairEntry) {
-		k := gramKey{a.key, b.key}
-		if a.key > b.key {
-			k = gramKey{b.key, a.key}
-			a, b = b, a
-		}
-		if c.gram[k] == nil {
-			g := &gramEntry{}
-			c.gram[k] = g
-			jobs = append(jobs, gramJob{a, b, g})
-		}
-	}
 	for i := range views {
-		all := append(slices.Clone(views[i].ents), rv.ents...)
-		for x, a := range all {
-			for _, b := range all[x:] {
-				add(a, b)
+		c.all = append(append(c.all[:0], views[i].ents...), rv.ents...)
+		for x, a := range c.all {
+			for _, b := range c.all[x:] {
+				k := gramKey{a.key, b.key}
+				a, b := a, b
+				if a.key > b.key {
+					k = gramKey{b.key, a.key}
+					a, b = b, a
+				}
+				if c.gram[k] == nil {
+					g := c.newGram()
+					c.gram[k] = g
+					jobs = append(jobs, gramJob{a, b, g})
+				}
 			}
 		}
 	}
 	c.mu.Unlock()
+	c.jobs = jobs
 	c.gramProducts(jobs, workers, &c.partG)
 	for _, j := range jobs {
 		j.g.once.Do(func() {}) // computed above
@@ -545,11 +711,14 @@ func (c *coeffSpace) gramOf(a, b *pairEntry) [4]float64 {
 	c.mu.Lock()
 	g := c.gram[k]
 	if g == nil {
-		g = &gramEntry{}
+		g = c.newGram()
 		c.gram[k] = g
 	}
 	c.mu.Unlock()
-	g.once.Do(func() { c.gramProducts([]gramJob{{a, b, g}}, 1, nil) })
+	g.once.Do(func() {
+		job := [1]gramJob{{a, b, g}}
+		c.gramProducts(job[:], 1, nil)
+	})
 	if swap {
 		return [4]float64{g.v[0], g.v[2], g.v[1], g.v[3]}
 	}

@@ -10,6 +10,7 @@ import (
 
 	"pgregory.net/rapid"
 
+	"unlearn/internal/floatbits"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -21,7 +22,66 @@ import (
 // space must actually be used (not only the fallback).
 func TestCoefficientMatchesBlock(t *testing.T) {
 	for _, kind := range []string{"quadratic", "logistic"} {
-		t.Run(kind, func(t *testing.T) {
+		t.Run(kind, func(t *testing.T) { coefficientMatchesBlock(t, kind, nil) })
+	}
+}
+
+// TestCoefficientCollidingHash forces hash collisions (every pair on one
+// hash, or on one of two) and checks that no two different pairs are ever
+// merged: every memory's keys lead to entries holding its own pairs' bits,
+// the entries of a step are pairwise different, and E_Z still agrees with
+// the block sweep (with merged pairs it would not: a state and the
+// reference would share "pairs" they do not hold).
+func TestCoefficientCollidingHash(t *testing.T) {
+	for _, h := range []struct {
+		name string
+		f    func(s, y []float64, sy float64) uint64
+	}{
+		{"one hash", func([]float64, []float64, float64) uint64 { return 42 }},
+		{"two hashes", func(s, _ []float64, _ float64) uint64 { return uint64(len(s)) + math.Float64bits(s[0])&2 }},
+	} {
+		for _, kind := range []string{"quadratic", "logistic"} {
+			t.Run(h.name+"/"+kind, func(t *testing.T) { coefficientMatchesBlock(t, kind, h.f) })
+		}
+	}
+}
+
+// checkEntries checks that the keys of every memory lead to entries whose
+// vectors are bitwise the memory's pairs, and that the entries of the
+// current step are pairwise different pairs or one shared entry.
+func checkEntries(t *testing.T, c *coeffSpace, mems []*olbfgs.Memory) {
+	t.Helper()
+	for x, mem := range mems {
+		st := c.slots[mem]
+		if st == nil || len(st.tags) != mem.Len() {
+			t.Fatalf("memory %d: no tags for its %d pairs", x, mem.Len())
+		}
+		for i, tag := range st.tags {
+			e := c.pairs[tag.key]
+			p := mem.Pair(i)
+			if e == nil || !floatbits.Equal(e.s, p.S) || !floatbits.Equal(e.y, p.Y) || e.sy != mem.Curvature(i) {
+				t.Fatalf("memory %d pair %d: its key %#x leads to another pair", x, i, tag.key)
+			}
+		}
+	}
+	var cur []*pairEntry
+	for _, e := range c.pairs {
+		if e.gen == c.gen {
+			cur = append(cur, e)
+		}
+	}
+	for a := range cur {
+		for b := range a {
+			if floatbits.Equal(cur[a].s, cur[b].s) && floatbits.Equal(cur[a].y, cur[b].y) {
+				t.Fatalf("keys %#x and %#x: one pair in two entries of the same step", cur[a].key, cur[b].key)
+			}
+		}
+	}
+}
+
+func coefficientMatchesBlock(t *testing.T, kind string, hash func(s, y []float64, sy float64) uint64) {
+	{
+		{
 			const d, tau, mq = 12, 4, 6
 			var loss stream.Loss
 			var events []stream.Event
@@ -39,6 +99,9 @@ func TestCoefficientMatchesBlock(t *testing.T) {
 			states[2].Memory().DropTouching(u)
 			blk := newEngine(t, d, Options{Seed: 2, Probes: mq, MemoryError: MemoryErrorBlock})
 			cof := newEngine(t, d, Options{Seed: 2, Probes: mq, MemoryError: MemoryErrorCoefficients})
+			if hash != nil {
+				cof.coef.hash = hash
+			}
 			got := make([]Point, len(states))
 			for k := range future {
 				var next *stream.Sample
@@ -48,6 +111,9 @@ func TestCoefficientMatchesBlock(t *testing.T) {
 				blk.SetReference(ref, next)
 				cof.SetReference(ref, next)
 				cof.MeasureAll(got, states, 3)
+				if hash != nil {
+					checkEntries(t, cof.coef, append([]*olbfgs.Memory{ref.Memory()}, cof.mems...))
+				}
 				for i, st := range states {
 					want := blk.Measure(st)
 					one := cof.Measure(st)
@@ -74,7 +140,7 @@ func TestCoefficientMatchesBlock(t *testing.T) {
 			if used == 0 {
 				t.Fatal("the coefficient space was never used")
 			}
-		})
+		}
 	}
 }
 
@@ -284,5 +350,20 @@ func TestDotKernelsSameBitsWithoutAsm(t *testing.T) {
 		if !equalWithin(a1, want, 1e-12) {
 			t.Fatalf("n = %d: dot2 %v, want %v", n, a1, want)
 		}
+	}
+}
+
+// TestCoefficientStepAllocs: in the steady state of a run (entries
+// recycled, buffers grown) a step with the coefficient space — SetReference,
+// MeasureAll on one worker, stepping the learners — allocates nothing. (With
+// more workers each parallel section starts its goroutines: a constant
+// number of allocations per step, whatever d, τ and the number of pairs.)
+func TestCoefficientStepAllocs(t *testing.T) {
+	step := coefficientStepper(t, 1030, 1)
+	for range 30 {
+		step()
+	}
+	if n := testing.AllocsPerRun(20, step); n != 0 {
+		t.Fatalf("a step allocates %v times", n)
 	}
 }

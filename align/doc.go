@@ -77,9 +77,15 @@
 // only when its a-posteriori round-off estimate is within a tenth of the
 // spec's tolerance 1e-9·max(1, ‖w⁻‖), and the state falls back to the block
 // sweep otherwise (see coeff.go for the estimate and its argument). D_upd
-// is then computed by Memory.Apply, with the bits of the block's gradient
-// column. Below 4096 nothing changes, so the benchmark's d = 25 tables keep
-// their bits.
+// then takes each learner's olbfgs.Learner.NextDirection (for a loss other
+// than the quadratic): Loss.Grad and Memory.Apply, the bits of the block's
+// gradient column, kept by the learner and reused at its next insert, so
+// the metric costs no two-loop of its own. Pair entries are found by a hash
+// whose hits are checked bit for bit (never merging two pairs), and are
+// recycled, so that a step allocates nothing once the engine has held as
+// many pairs as it holds at once (apart from starting goroutines when
+// MeasureAll has more than one worker). Below 4096 nothing changes, so the
+// benchmark's d = 25 tables keep their bits.
 //
 // [Engine.MeasureAll] measures the states of a step on several goroutines,
 // each with its own buffers, with the bits of Measure; package experiment

@@ -111,6 +111,7 @@ type Engine struct {
 	refBlock bool
 	refIn    []float64
 	refBA    *blockApplier
+	mems     []*olbfgs.Memory // MeasureAll's scratch
 }
 
 // scratch is what measuring one state writes: the input block (basis
@@ -323,8 +324,12 @@ func (e *Engine) SetReference(ref *olbfgs.Learner, next *stream.Sample) {
 		// Apply gives the bits of the block's gradient column.
 		e.refBlock = false
 		e.coef.newStep()
-		e.coef.register(&e.refView, ref.Memory())
-		ref.Memory().Apply(e.refDir, e.refG)
+		e.coef.registerRef(&e.refView, ref.Memory())
+		if e.hasNext {
+			copy(e.refDir, e.direction(e.refDir, ref, e.refG))
+		} else {
+			clear(e.refDir)
+		}
 		return
 	}
 	e.setGradColumn(&e.scratch, e.refG)
@@ -412,6 +417,23 @@ func (e *Engine) grad(sc *scratch, dst, w []float64) {
 	}
 }
 
+// direction returns H_Z ∇ℓ_e(w) of learner l for the next insert e, with
+// the bits of the block's gradient column. With the coefficient space and a
+// loss other than the quadratic, it is the learner's own
+// olbfgs.Learner.NextDirection (Loss.Grad, then Memory.Apply: the bits of
+// the gradient column), which the learner keeps and reuses at that insert,
+// so that D_upd costs no two-loop of its own; g is then not read. Otherwise
+// (block sweep, or a quadratic loss, whose gradient grad forms from the
+// step's Hessian) it is Memory.Apply of the gradient g, computed into dst.
+// The returned slice is dst or the learner's scratch; only read it.
+func (e *Engine) direction(dst []float64, l *olbfgs.Learner, g []float64) []float64 {
+	if e.coef != nil && !e.quad {
+		return l.NextDirection(e.next)
+	}
+	l.Memory().Apply(dst, g)
+	return dst
+}
+
 func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 	for k, v := range g {
 		sc.in[k*e.ld+e.nb] = v
@@ -426,7 +448,10 @@ func (e *Engine) setGradColumn(sc *scratch, g []float64) {
 // skipped. It panics if no reference is set or st's dimension is not d.
 //
 // With the coefficient space (Options.MemoryError, d ≥ CoefficientMinDim by
-// default) Measure allocates when a state brings new pairs, and reads pairs
+// default) and a loss other than the quadratic, the update direction is the
+// learner's olbfgs.Learner.NextDirection, which st keeps for its next insert
+// (so Measure writes st's scratch, never its state; SetReference does the
+// same with the reference). Measure allocates when a state brings new pairs, and reads pairs
 // through the memories that held them when first seen at this step: a
 // memory measured at a step must not change until the next SetReference.
 func (e *Engine) Measure(st *olbfgs.Learner) Point {
@@ -444,7 +469,9 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 // their buffers (two d×(m_q+1) blocks each, or d×(d+1) when the engine uses
 // the probes' Cholesky factor; with the coefficient space only when a state
 // falls back to the block sweep); later calls do not allocate except for the
-// goroutines and the coefficient space's new pairs. It panics if no
+// goroutines (with one worker, nothing: the coefficient space recycles its
+// pair entries once it has held as many as it holds at once,
+// TestCoefficientStepAllocs). It panics if no
 // reference is set, len(dst) ≠ len(states) or a state's dimension is not d.
 func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) {
 	if e.ref == nil {
@@ -457,11 +484,11 @@ func (e *Engine) MeasureAll(dst []Point, states []*olbfgs.Learner, workers int) 
 	if e.coef != nil {
 		// New pairs' inner products in batches, on all workers.
 		// (A memory equal to the reference's only looks its pairs up.)
-		mems := make([]*olbfgs.Memory, len(states))
-		for i, st := range states {
-			mems[i] = st.Memory()
+		e.mems = e.mems[:0]
+		for _, st := range states {
+			e.mems = append(e.mems, st.Memory())
 		}
-		e.coef.prepare(&e.refView, mems, workers)
+		e.coef.prepare(&e.refView, e.mems, workers)
 	}
 	if workers <= 1 {
 		for i, st := range states {
@@ -520,9 +547,11 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 		// E_Z = 0; wEq is false, so the direction needs H_Z̃ ∇ℓ_e(w̃), which
 		// Apply gives with the same bits as the block's gradient column.
 		if e.hasNext {
-			e.grad(sc, sc.g, w)
-			mem.Apply(sc.dir, sc.g)
-			p.Dupd = DirectionError(sc.dir, e.refDir)
+			g := sc.g
+			if e.coef == nil || e.quad {
+				e.grad(sc, g, w)
+			}
+			p.Dupd = DirectionError(e.direction(sc.dir, st, g), e.refDir)
 		}
 	default:
 		if e.coef != nil {
@@ -541,12 +570,11 @@ func (e *Engine) measure(sc *scratch, st *olbfgs.Learner) Point {
 				p.EZ = ez
 				if e.hasNext {
 					g := e.refG
-					if !wEq {
+					if !wEq && e.quad {
 						e.grad(sc, sc.g, w)
 						g = sc.g
 					}
-					mem.Apply(sc.dir, g)
-					p.Dupd = DirectionError(sc.dir, e.refDir)
+					p.Dupd = DirectionError(e.direction(sc.dir, st, g), e.refDir)
 				}
 				break
 			}

@@ -28,6 +28,15 @@ type Learner struct {
 	// scratch for Step and Direction
 	g, p, wNew, gNew, s, y []float64
 
+	// The direction cache of NextDirection: g and p hold ∇ℓ_z(w) and
+	// H_Z ∇ℓ_z(w) for the sample dirZ (its bits copied; dirSparse records
+	// whether Idx was set), computed at memory version dirVer and left valid
+	// by every change of w (insert, SetW, Reset, CopyFrom clear dirOK).
+	dirOK     bool
+	dirVer    uint64
+	dirZ      stream.Sample
+	dirSparse bool
+
 	ckpt *checkpoints
 }
 
@@ -80,6 +89,7 @@ func (l *Learner) SetW(w []float64) {
 		panic(fmt.Sprintf("olbfgs: SetW: len(w)=%d, want %d", len(w), l.cfg.Dim))
 	}
 	copy(l.w, w)
+	l.dirOK = false
 	l.ckpt = nil
 }
 
@@ -163,8 +173,11 @@ func (l *Learner) Step(e stream.Event) error {
 // insert is the o-LBFGS update for one sample.
 func (l *Learner) insert(id int64, z stream.Sample) error {
 	eta := l.cfg.StepSize
-	l.loss.Grad(l.g, l.w, z)
-	l.mem.Apply(l.p, l.g)
+	if !l.cachedDirection(z) {
+		l.loss.Grad(l.g, l.w, z)
+		l.mem.Apply(l.p, l.g)
+	}
+	l.dirOK = false // w changes below (or the step fails and nothing is kept)
 	for i, w := range l.w {
 		l.wNew[i] = w - float64(eta*l.p[i]) // w + η·p with p = −H_Z g; η·p rounded, never fused
 	}
@@ -202,9 +215,50 @@ func (l *Learner) Direction(dst []float64, z stream.Sample) {
 	if len(dst) != l.cfg.Dim {
 		panic(fmt.Sprintf("olbfgs: Direction: len(dst)=%d, want %d", len(dst), l.cfg.Dim))
 	}
+	l.dirOK = false // l.g is overwritten
 	l.loss.Grad(l.g, l.w, z)
 	l.mem.Apply(dst, l.g)
 	floats.Scale(-1, dst)
+}
+
+// NextDirection returns H_Z ∇ℓ_z(w) for sample z at the current state: the
+// two-loop image of the gradient, which the next insert of z would move w
+// against (w ← w − η·H_Z ∇ℓ_z(w), spec §2), and −1 times spec §3's update
+// direction. The slice aliases the learner's scratch: it is valid until the
+// next call of a method that changes the learner (Step, SetW, Reset,
+// CopyFrom, Direction, NextDirection); do not modify it.
+//
+// The learner keeps the result: if the next insert Step applies is of a
+// sample with the same bits as z (V, S, Idx), and neither w nor the memory
+// has changed since (delete events in between change neither), that insert
+// uses these values instead of computing them again. They are the values it
+// would compute — the same calls (Loss.Grad, then Memory.Apply) on the same
+// inputs — so the trajectory is bit-identical with or without the call
+// (TestNextDirectionSameBits); align.Engine uses it so that the update-
+// direction metric D_upd costs the learner nothing extra. A change of the
+// memory through Memory() (Push, Reset, DropTouching, CopyFrom) is seen by
+// its version counter and makes the insert compute afresh. NextDirection
+// does not allocate once it has held a sample of z's size.
+func (l *Learner) NextDirection(z stream.Sample) []float64 {
+	if l.cachedDirection(z) {
+		return l.p
+	}
+	l.loss.Grad(l.g, l.w, z)
+	l.mem.Apply(l.p, l.g)
+	l.dirOK, l.dirVer = true, l.mem.ver
+	l.dirZ.V = append(l.dirZ.V[:0], z.V...)
+	l.dirZ.S = z.S
+	l.dirZ.Idx = append(l.dirZ.Idx[:0], z.Idx...)
+	l.dirSparse = z.Idx != nil
+	return l.p
+}
+
+// cachedDirection reports whether l.g and l.p hold the gradient and
+// direction of z at the current state (see NextDirection).
+func (l *Learner) cachedDirection(z stream.Sample) bool {
+	return l.dirOK && l.dirVer == l.mem.ver &&
+		l.dirSparse == (z.Idx != nil) && slices.Equal(l.dirZ.Idx, z.Idx) &&
+		math.Float64bits(l.dirZ.S) == math.Float64bits(z.S) && floatbits.Equal(l.dirZ.V, z.V)
 }
 
 // Run applies the events in order, stopping at the first error.
@@ -255,6 +309,7 @@ func (l *Learner) ReplaySkipping(events []stream.Event, skip stream.IDSet) (int,
 func (l *Learner) Reset() {
 	clear(l.w)
 	l.mem.Reset()
+	l.dirOK = false
 	l.ckpt = nil
 }
 
@@ -270,6 +325,7 @@ func (l *Learner) CopyFrom(src *Learner) {
 		panic(fmt.Sprintf("olbfgs: Learner.CopyFrom: configurations differ (%+v vs %+v)", l.cfg, src.cfg))
 	}
 	l.loss = src.loss
+	l.dirOK = false
 	copy(l.w, src.w)
 	l.mem.CopyFrom(src.mem)
 	l.t, l.skipped = src.t, src.skipped

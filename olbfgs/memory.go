@@ -34,6 +34,11 @@ type Memory struct {
 
 	order []int // occupied slots, oldest → newest
 	free  []int // allocated, unoccupied slots
+
+	// ver counts the changes of the stored pairs (push, Reset,
+	// DropTouching, CopyFrom): a learner's cached direction is valid only
+	// for the version it was computed at (Learner.NextDirection).
+	ver uint64
 }
 
 // eagerFloats is the largest τ·d for which NewMemory allocates every slot
@@ -215,6 +220,7 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 	if m.capacity == 0 {
 		return
 	}
+	m.ver++
 	var k int
 	switch {
 	case len(m.free) > 0:
@@ -238,6 +244,7 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 
 // Reset empties the memory (the "full memory reset" intervention).
 func (m *Memory) Reset() {
+	m.ver++
 	for i := len(m.order) - 1; i >= 0; i-- {
 		m.free = append(m.free, m.order[i])
 	}
@@ -272,6 +279,7 @@ func (m *Memory) Touching(u stream.IDSet) []int {
 // the others (the "contaminated pair drop" intervention), and returns how
 // many it removed.
 func (m *Memory) DropTouching(u stream.IDSet) int {
+	m.ver++
 	kept := m.order[:0]
 	dropped := 0
 	for _, k := range m.order {
@@ -297,6 +305,7 @@ func (m *Memory) CopyFrom(src *Memory) {
 	if m.d != src.d || m.capacity != src.capacity {
 		panic(fmt.Sprintf("olbfgs: Memory.CopyFrom: shape (d=%d, tau=%d) from (d=%d, tau=%d)", m.d, m.capacity, src.d, src.capacity))
 	}
+	m.ver++
 	m.gamma0 = src.gamma0
 	// Copy slot for slot so that the physical layout matches too: m takes
 	// exactly src's slots, keeping any room it has beyond them.
@@ -328,9 +337,20 @@ func (m *Memory) Equal(o *Memory) bool {
 	if m.d != o.d || m.capacity != o.capacity || m.gamma0 != o.gamma0 || len(m.order) != len(o.order) {
 		return false
 	}
+	// First the O(τ) part: sources, and sᵀy, which every path that stores
+	// a pair (push from Learner.insert and Push, CopyFrom) sets to
+	// floats.Dot(s, y) of the stored vectors, so pairs whose sᵀy bits differ
+	// differ. Memories that differ in any pair are then told apart without
+	// reading the O(τd) vectors of the pairs they share.
+	for i, k := range m.order {
+		l := o.order[i]
+		if math.Float64bits(m.sy[k]) != math.Float64bits(o.sy[l]) || !slices.Equal(m.source[k], o.source[l]) {
+			return false
+		}
+	}
 	for i := range m.order {
 		a, b := m.Pair(i), o.Pair(i)
-		if !floatbits.Equal(a.S, b.S) || !floatbits.Equal(a.Y, b.Y) || !slices.Equal(a.Source, b.Source) {
+		if !floatbits.Equal(a.S, b.S) || !floatbits.Equal(a.Y, b.Y) {
 			return false
 		}
 	}
