@@ -5,7 +5,6 @@ import (
 	"bytes"
 	"fmt"
 	"io"
-	"math"
 	"strconv"
 
 	"unlearn/stream"
@@ -172,8 +171,8 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 			return row{}, false, s.fail(col, fmt.Errorf("index %q: want an integer ≥ 1 (indices are 1-based): %w", name, ErrValue))
 		case idx <= prev:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d after %d: indices must increase strictly: %w", idx, prev, ErrValue))
-		case idx > math.MaxInt32:
-			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds 2^31 − 1: %w", idx, ErrValue))
+		case idx > MaxDim:
+			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds %d, the largest dimension a learner accepts: %w", idx, MaxDim, ErrValue))
 		case s.d > 0 && idx > s.d:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds d = %d: %w", idx, s.d, ErrValue))
 		}

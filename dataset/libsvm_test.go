@@ -1,11 +1,13 @@
 package dataset
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"unlearn/olbfgs"
 	"unlearn/stream"
 )
 
@@ -69,6 +71,9 @@ func TestLIBSVMErrors(t *testing.T) {
 		{"decreasing", "1 1:1 3:2 2:1\n", Options{}, 1, 11, ErrValue},
 		{"repeated", "1 2:1 2:1\n", Options{}, 1, 7, ErrValue},
 		{"exceeds D", "1 1:1\n-1 5:1\n", Options{D: 4}, 2, 4, ErrValue},
+		// 16 bytes that would be a dense row of 2³¹ floats (16 GiB).
+		{"index beyond MaxDim", "1 2147483647:1\n", Options{}, 1, 3, ErrValue},
+		{"index just beyond MaxDim", fmt.Sprintf("1 1:1 %d:1\n", MaxDim+1), Options{}, 1, 7, ErrValue},
 		{"bad value", "1 1:x\n", Options{}, 1, 5, ErrValue},
 		{"inf value", "1 1:inf\n", Options{}, 1, 5, ErrValue},
 		{"no colon", "1 17\n", Options{}, 1, 3, ErrSyntax},
@@ -88,7 +93,11 @@ func TestLIBSVMErrors(t *testing.T) {
 			assert.ErrorIs(t, err, c.sentinel)
 		})
 	}
-	err := readErr(writeTemp(t, "none.svm", "1\n-1\n"), Options{})
+	err := readErr(writeTemp(t, "big.svm", "1 1:1\n"), Options{D: MaxDim + 1})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe, "a --d above MaxDim is refused before any row is read")
+	assert.Equal(t, "D", oe.Field)
+	err = readErr(writeTemp(t, "none.svm", "1\n-1\n"), Options{})
 	assert.ErrorIs(t, err, ErrValue, "no index: d unknown")
 }
 
@@ -100,4 +109,16 @@ func TestLIBSVMClassesKeepDimension(t *testing.T) {
 	assert.Equal(t, 5, h.D)
 	assert.Len(t, evs, 2)
 	assert.Equal(t, 1, r.Stats().Skipped)
+}
+
+// TestMaxDimIsTheLearnersLimit pins MaxDim to the largest dimension
+// olbfgs.Config.Validate accepts.
+func TestMaxDimIsTheLearnersLimit(t *testing.T) {
+	at := func(d int) error {
+		c := olbfgs.DefaultConfig(d)
+		c.Memory = 0 // at the largest d only a memoryless learner fits
+		return c.Validate()
+	}
+	require.NoError(t, at(MaxDim))
+	require.Error(t, at(MaxDim+1))
 }

@@ -148,6 +148,13 @@ func (o Options) format(path string) (Format, error) {
 	return "", optErr("Format", "cannot tell the format of %q from its name: give it (csv, libsvm or idx)", path)
 }
 
+// MaxDim is the largest dimension a reader accepts: the largest d an o-LBFGS
+// learner accepts (olbfgs.MaxStateFloats/7, a learner of 7d words at most
+// 2³⁰). A LIBSVM index or a --d above it is an error naming the line and
+// column or the option, not a dense row of up to 2³¹ floats (16 GiB) that
+// the allocator would fail on.
+const MaxDim = 1 << 30 / 7
+
 // validate checks the options that do not depend on the file.
 func (o Options) validate(f Format) error {
 	switch k := o.kind(); {
@@ -159,6 +166,8 @@ func (o Options) validate(f Format) error {
 		return optErr("Limit", "%d: want a non-negative count (0: every row)", o.Limit)
 	case o.D < 0:
 		return optErr("D", "%d: want a positive dimension (0: the largest index)", o.D)
+	case o.D > MaxDim:
+		return optErr("D", "%d: want at most %d, the largest dimension a learner accepts (olbfgs.MaxStateFloats/7)", o.D, MaxDim)
 	case o.D > 0 && f != LIBSVM:
 		return optErr("D", "applies to LIBSVM files only")
 	case o.Sparse && f != LIBSVM:
