@@ -86,15 +86,7 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 			}
 			st := r.Stats()
 			stderr := cmd.ErrOrStderr()
-			if st.Skipped > 0 {
-				fmt.Fprintf(stderr, "skipped %d of %d rows (classes other than %v)\n", st.Skipped, st.Rows, opts.Classes)
-			}
-			if st.QIDs > 0 {
-				fmt.Fprintf(stderr, "ignored %d qid tokens (ranking groups have no meaning in a stream)\n", st.QIDs)
-			}
-			if st.Comments > 0 {
-				fmt.Fprintf(stderr, "skipped %d comment lines\n", st.Comments)
-			}
+			reportDataStats(stderr, st, opts.Classes)
 			fmt.Fprintf(stderr, "wrote %s\n", out)
 			if err := writeMapping(stderr, dataset.MappingFile(out), r.Mapping()); err != nil {
 				return err

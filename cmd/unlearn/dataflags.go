@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 
 	"github.com/spf13/pflag"
 
@@ -170,4 +171,19 @@ func writeMapping(w interface{ Write([]byte) (int, error) }, name string, m []da
 	}
 	fmt.Fprintf(w, "wrote %s (%d string ids)\n", name, len(m))
 	return nil
+}
+
+// reportDataStats says on w what a data file's read left out, so that no
+// row is dropped silently: rows of classes --classes does not select,
+// LIBSVM comment lines and ignored qid tokens.
+func reportDataStats(w io.Writer, st dataset.Stats, classes []string) {
+	if st.Skipped > 0 {
+		fmt.Fprintf(w, "skipped %d of %d rows (classes other than %v)\n", st.Skipped, st.Rows, classes)
+	}
+	if st.QIDs > 0 {
+		fmt.Fprintf(w, "ignored %d qid tokens (ranking groups have no meaning in a stream)\n", st.QIDs)
+	}
+	if st.Comments > 0 {
+		fmt.Fprintf(w, "skipped %d comment lines\n", st.Comments)
+	}
 }

@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -80,12 +81,18 @@ func TestTrainDataEqualsConvert(t *testing.T) {
 			conv := filepath.Join(dir, name+".jsonl")
 			o, err := runCLI(t, append([]string{"convert", file, "--out", conv}, flags...)...)
 			require.NoError(t, err, o)
+			convOut := o
 			viaStream := filepath.Join(dir, name+".stream.state")
 			o, err = runCLI(t, "train", "--stream", conv, "--tau", "3", "--out", viaStream)
 			require.NoError(t, err, o)
 			viaData := filepath.Join(dir, name+".data.state")
 			o, err = runCLI(t, append([]string{"train", "--data", file, "--tau", "3", "--out", viaData}, flags...)...)
 			require.NoError(t, err, o)
+			if name == "idx" { // labels 0, 1, 2 with --classes 0,1: rows are skipped, and said so
+				skip := regexp.MustCompile(`skipped \d+ of \d+ rows \(classes other than \[0 1\]\)`)
+				require.Regexp(t, skip, convOut)
+				require.Equal(t, skip.FindString(convOut), skip.FindString(o), "train --data reports the rows it skipped, as convert does")
+			}
 			want := readFile(t, viaStream)
 			require.Equal(t, string(want), string(readFile(t, viaData)))
 			l, _, err := olbfgs.UnmarshalSnapshot(want)

@@ -164,10 +164,7 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 		}
 		return fmt.Errorf("--data %s: %w", path, err)
 	}
-	st := r.Stats()
-	if st.Skipped > 0 {
-		fmt.Fprintf(cmd.ErrOrStderr(), "skipped %d of %d rows (classes other than %v)\n", st.Skipped, st.Rows, opts.Classes)
-	}
+	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events in %d transactions, %d checkpoints; log head at seq %d\n",
 		path, res.Events, res.Batches, res.Checkpoints, res.Head)
 	return nil

@@ -150,7 +150,7 @@ mapped ids.`,
 				flag, file := "stream", in
 				if data != "" {
 					flag, file = "data", data
-					h, src, mapping, err2 = runDataFile(fl, data, &df, kind, d, events)
+					h, src, mapping, err2 = runDataFile(cmd.ErrOrStderr(), fl, data, &df, kind, d, events)
 				} else {
 					h, src, err2 = experiment.StreamFile(in)
 				}
@@ -229,7 +229,7 @@ mapped ids.`,
 // and --d, registered by run for generated streams too, mean the data's
 // loss kind (logistic unless given) and the LIBSVM dimension (the largest
 // index unless given); --events T keeps the first T selected rows.
-func runDataFile(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d, events int) (*stream.History, experiment.Source, []dataset.Mapping, error) {
+func runDataFile(stderr io.Writer, fl *pflag.FlagSet, path string, df *dataFlags, kind string, d, events int) (*stream.History, experiment.Source, []dataset.Mapping, error) {
 	df.kind, df.d = "", 0
 	if fl.Changed("kind") {
 		df.kind = kind
@@ -252,6 +252,7 @@ func runDataFile(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d, 
 	if err != nil {
 		return nil, experiment.Source{}, nil, dataError(err)
 	}
+	reportDataStats(stderr, ds.Stats, opts.Classes)
 	h := ds.History
 	if fl.Changed("events") && len(h.Events) < events {
 		return nil, experiment.Source{}, nil, flagError("events", "%d, but %s selects %d rows", events, path, len(h.Events))

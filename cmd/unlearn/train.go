@@ -122,7 +122,7 @@ func writeTrained(cmd *cobra.Command, out string, l *olbfgs.Learner, hdr stream.
 		return err
 	}
 	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
-	fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d, skipped %d, deleted %d, ‖w‖ = %.4g\n",
+	fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d (%d rejected by the curvature guard), deleted %d, ‖w‖ = %.4g\n",
 		l.T(), l.Memory().Len(), l.Config().Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
 	return nil
 }
@@ -175,6 +175,7 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cf
 	if upTo > n {
 		return flagError("events", "%d, but %s selects %d rows", upTo, path, n)
 	}
+	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	if err := writeTrained(cmd, out, l, hdr); err != nil {
 		return err
 	}
