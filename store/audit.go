@@ -137,7 +137,7 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 	same.Intervention, same.Deletions = rel.Certificate.Intervention, rel.Certificate.Deletions
 	same.Alpha = &certify.Given{Alpha: rel.Certificate.Sensitivity.Alpha, Method: "the model store's release (" + rel.Path + "): " + rel.Certificate.Sensitivity.Source}
 	if same.Memory == certify.Rebuild {
-		if same.Retained, err = s.lastRetained(context.Background(), s.LearnerConfig().Memory); err != nil {
+		if same.Retained, err = s.lastRetained(context.Background(), s.db, s.LearnerConfig().Memory); err != nil {
 			return nil, err
 		}
 	}
