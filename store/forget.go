@@ -153,6 +153,12 @@ type ForgetReport struct {
 // commits nothing but still vacuums unless o.SkipVacuum: retrying a request
 // whose VACUUM crashed or failed completes its erasure.
 func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
+	return s.forget(context.Background(), ids, o)
+}
+
+// forget is Forget under ctx: cancelling it rolls the request's
+// transaction back (PrepareAudit's copy is interrupted this way).
+func (s *Store) forget(ctx context.Context, ids []int64, o ForgetOptions) (ForgetReport, error) {
 	if err := o.validate(); err != nil {
 		return ForgetReport{}, err
 	}
@@ -169,7 +175,6 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 	ids = slices.Compact(ids)
 	start := time.Now()
 	var rep ForgetReport
-	ctx := context.Background()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		rep = ForgetReport{}
 		var u []int64

@@ -188,12 +188,17 @@ func (s *Store) Export(w io.Writer) error {
 // checkpoint, reading the log in chunks, and nothing is written. (Erased
 // events are skipped: they are the forgotten ones.)
 func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
+	return s.counterfactual(context.Background())
+}
+
+// counterfactual is Counterfactual under ctx: cancelling it ends the read
+// transaction, and the replay stops at its next read of the log.
+func (s *Store) counterfactual(ctx context.Context) (*olbfgs.Learner, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
