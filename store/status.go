@@ -81,7 +81,7 @@ func (s *Store) Status() (Status, error) {
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
 		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
 		var err error
-		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&st.SchemaVersion); err != nil {
+		if st.SchemaVersion, err = schemaVersion(ctx, tx); err != nil {
 			return err
 		}
 		for _, q := range []struct {
