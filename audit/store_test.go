@@ -52,7 +52,7 @@ func TestAuditStore(t *testing.T) {
 		{"approximate/rebuild", approx, certify.Rebuild},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := store.PrepareAudit(dir, ids, store.AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: claimEps, Delta: claimDelta, Memory: tc.memory}})
+			w, err := store.PrepareAudit(context.Background(), dir, ids, store.AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: claimEps, Delta: claimDelta, Memory: tc.memory}})
 			require.NoError(t, err)
 			a, b, wd := FromStore(w)
 			rep, err := Run(context.Background(), Config{A: a, B: b, WDim: wd, Epsilon: claimEps, Delta: claimDelta, Seeded: true, Seed: 5})
@@ -69,7 +69,7 @@ func TestAuditStore(t *testing.T) {
 		})
 	}
 
-	w, err := store.PrepareAudit(dir, ids, store.AuditOptions{Forget: approx, Spec: certify.Spec{Epsilon: claimEps, Delta: claimDelta}})
+	w, err := store.PrepareAudit(context.Background(), dir, ids, store.AuditOptions{Forget: approx, Spec: certify.Spec{Epsilon: claimEps, Delta: claimDelta}})
 	require.NoError(t, err)
 	require.Equal(t, store.PathApproximate, w.Forget.Path)
 	sigma := w.A.Sigma()

@@ -71,10 +71,20 @@ type AuditWorlds struct {
 //     "Deletion-edited counterfactual history"), released with the same
 //     configuration: the same α, σ and memory policy.
 //
+// The copy holds every payload of the store, the audited ids' included, so
+// its removal must not depend on the caller finishing: cancelling ctx (a
+// command installs its SIGINT/SIGTERM context before calling) interrupts
+// the copy, the forget and the replay at their next database access, and
+// PrepareAudit removes the copy and returns an error wrapping ctx's
+// (context.Canceled). A process killed outright (SIGKILL, a crash, power
+// loss) cannot clean up: the copy then stays in a directory
+// unlearn-audit-store-* under os.TempDir() ($TMPDIR, default /tmp) until
+// removed by hand.
+//
 // Errors: those of Open, Forget (ErrUnknownID names an id the store never
 // ingested, *OptionError a bad option) and Release, wrapped with the step;
 // an error if o.Spec sets a field the store derives.
-func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err error) {
+func PrepareAudit(ctx context.Context, dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err error) {
 	if o.Spec.Alpha != nil || o.Spec.Deletion != nil || o.Spec.Retained != nil || o.Spec.Header != nil || o.Spec.Established != nil || o.Spec.Sampler != nil {
 		return nil, &OptionError{Option: "Spec", Value: "a derived field", Want: "leave Alpha, Deletion, Retained, Header, Established and Sampler unset: the store derives them and the audit draws the noise"}
 	}
@@ -86,12 +96,25 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 		return nil, fmt.Errorf("store: audit: %w", err)
 	}
 	defer func() {
-		if rerr := os.RemoveAll(tmp); rerr != nil && err == nil {
-			err = fmt.Errorf("store: audit: %w", rerr)
+		if rerr := os.RemoveAll(tmp); rerr != nil {
+			err = errors.Join(err, fmt.Errorf("store: audit: removing the copy %s: %w", tmp, rerr))
 		}
 	}()
-	if err := snapshotStore(dir, tmp); err != nil {
+	defer func() {
+		// An interrupted step may report a rolled-back transaction
+		// (sql.ErrTxDone) rather than the cancellation: say why.
+		if err != nil && ctx.Err() != nil && !errors.Is(err, ctx.Err()) {
+			err = fmt.Errorf("store: audit: interrupted: %w (%w)", ctx.Err(), err)
+		}
+		if err != nil {
+			w = nil
+		}
+	}()
+	if err := snapshotStore(ctx, dir, tmp); err != nil {
 		return nil, err
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: audit: %w", err)
 	}
 	s, err := Open(tmp)
 	if err != nil {
@@ -105,7 +128,7 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 	fo := o.Forget
 	fo.SkipVacuum = true
 	w = &AuditWorlds{}
-	if w.Forget, err = s.Forget(ids, fo); err != nil {
+	if w.Forget, err = s.forget(ctx, ids, fo); err != nil {
 		return nil, fmt.Errorf("store: audit: world A: forget: %w", err)
 	}
 	if w.Forget.Path == PathNone {
@@ -114,8 +137,11 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 	if w.StateA, err = s.State(); err != nil {
 		return nil, fmt.Errorf("store: audit: world A: %w", err)
 	}
-	if w.StateB, err = s.Counterfactual(); err != nil {
+	if w.StateB, err = s.counterfactual(ctx); err != nil {
 		return nil, fmt.Errorf("store: audit: world B: %w", err)
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("store: audit: %w", err)
 	}
 	const checkSeed = 1 // any seed: the check compares two releases drawn with it
 	spec := o.Spec
@@ -137,7 +163,7 @@ func PrepareAudit(dir string, ids []int64, o AuditOptions) (w *AuditWorlds, err 
 	same.Intervention, same.Deletions = rel.Certificate.Intervention, rel.Certificate.Deletions
 	same.Alpha = &certify.Given{Alpha: rel.Certificate.Sensitivity.Alpha, Method: "the model store's release (" + rel.Path + "): " + rel.Certificate.Sensitivity.Source}
 	if same.Memory == certify.Rebuild {
-		if same.Retained, err = s.lastRetained(context.Background(), s.LearnerConfig().Memory); err != nil {
+		if same.Retained, err = s.lastRetained(context.Background(), s.db, s.LearnerConfig().Memory); err != nil {
 			return nil, err
 		}
 	}
@@ -184,7 +210,7 @@ func sameRelease(a, b *certify.Release) bool {
 // finishing) needs a writer to roll it back; a read-only connection cannot,
 // and the audit refuses rather than touch the user's files: opening the
 // store once with any command (unlearn status) recovers it.
-func snapshotStore(src, dst string) error {
+func snapshotStore(ctx context.Context, src, dst string) error {
 	abs, err := filepath.Abs(filepath.Join(src, FileName))
 	if err != nil {
 		return fmt.Errorf("store: audit: %w", err)
@@ -206,7 +232,10 @@ func snapshotStore(src, dst string) error {
 	defer db.Close()
 	db.SetMaxOpenConns(1)
 	out := filepath.Join(dst, FileName)
-	if _, err := db.ExecContext(context.Background(), `VACUUM INTO ?`, out); err != nil {
+	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, out); err != nil {
+		if ctx.Err() != nil {
+			return fmt.Errorf("store: audit: copying %s: %w", src, ctx.Err())
+		}
 		if _, jerr := os.Stat(abs + "-journal"); jerr == nil {
 			return fmt.Errorf("store: audit: copying %s: %w (a rollback journal %s-journal is present: if no other process is writing to the store, it is left by an interrupted write; open the store once, e.g. unlearn status --store %s, to recover it, then audit)", src, err, FileName, src)
 		}

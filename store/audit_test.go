@@ -1,10 +1,12 @@
 package store
 
 import (
+	"context"
 	"database/sql"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 
@@ -67,7 +69,7 @@ func TestPrepareAudit(t *testing.T) {
 		{"approximate/rebuild", ForgetOptions{MaxReplay: 1, Intervention: "noop"}, certify.Rebuild, PathApproximate, "derived"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			w, err := PrepareAudit(dir, u.Sorted(), AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: tc.memory}})
+			w, err := PrepareAudit(context.Background(), dir, u.Sorted(), AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: tc.memory}})
 			require.NoError(t, err)
 			require.Equal(t, tc.path, w.Forget.Path, w.Forget.Reason)
 			require.NotEmpty(t, w.Forget.Reason)
@@ -97,15 +99,15 @@ func TestPrepareAuditErrors(t *testing.T) {
 	dir, _ := auditStore(t)
 	before := readDir(t, dir)
 	spec := certify.Spec{Epsilon: 1, Delta: 1e-5}
-	_, err := PrepareAudit(dir, []int64{9999}, AuditOptions{Spec: spec})
+	_, err := PrepareAudit(context.Background(), dir, []int64{9999}, AuditOptions{Spec: spec})
 	require.ErrorIs(t, err, ErrUnknownID)
-	_, err = PrepareAudit(dir, nil, AuditOptions{Spec: spec})
+	_, err = PrepareAudit(context.Background(), dir, nil, AuditOptions{Spec: spec})
 	require.ErrorIs(t, err, ErrOptions)
-	_, err = PrepareAudit(dir, []int64{3}, AuditOptions{Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Alpha: &certify.Given{Alpha: 1}}})
+	_, err = PrepareAudit(context.Background(), dir, []int64{3}, AuditOptions{Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Alpha: &certify.Given{Alpha: 1}}})
 	require.ErrorIs(t, err, ErrOptions)
-	_, err = PrepareAudit(dir, []int64{3}, AuditOptions{Forget: ForgetOptions{MaxReplay: 1, Intervention: "bogus"}, Spec: spec})
+	_, err = PrepareAudit(context.Background(), dir, []int64{3}, AuditOptions{Forget: ForgetOptions{MaxReplay: 1, Intervention: "bogus"}, Spec: spec})
 	require.ErrorIs(t, err, ErrOptions)
-	_, err = PrepareAudit(t.TempDir(), []int64{3}, AuditOptions{Spec: spec})
+	_, err = PrepareAudit(context.Background(), t.TempDir(), []int64{3}, AuditOptions{Spec: spec})
 	require.ErrorIs(t, err, os.ErrNotExist)
 	require.Equal(t, before, readDir(t, dir), "the user's store changed")
 }
@@ -128,7 +130,7 @@ func TestSnapshotStoreIsConsistent(t *testing.T) {
 	require.NoError(t, err)
 
 	dst := t.TempDir()
-	require.NoError(t, snapshotStore(dir, dst))
+	require.NoError(t, snapshotStore(context.Background(), dir, dst))
 	require.NoError(t, tx.Rollback())
 
 	cp, err := sql.Open("sqlite", "file:"+filepath.Join(dst, FileName)+"?mode=ro")
@@ -140,6 +142,54 @@ func TestSnapshotStoreIsConsistent(t *testing.T) {
 	require.NoError(t, cp.QueryRow(`SELECT count(*) FROM events`).Scan(&n))
 	require.Positive(t, n)
 
-	err = snapshotStore(t.TempDir(), t.TempDir())
+	err = snapshotStore(context.Background(), t.TempDir(), t.TempDir())
 	require.ErrorContains(t, err, "holds no store")
+}
+
+// TestPrepareAuditCancelled (ADV2-01): a cancelled context interrupts
+// PrepareAudit, which returns an error wrapping the cancellation and leaves
+// no copy of the store (the audited ids' payloads) in the temporary
+// directory, whichever step it was in; a context cancelled before the call
+// makes no copy that survives it. Deadlines from 0 to 40 ms land in the copy,
+// the forget or the replay of the 20000-event store (or after it: then the
+// audit succeeds, and still leaves nothing).
+func TestPrepareAuditCancelled(t *testing.T) {
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	h := genHistory(t, stream.KindLogistic, 20, 20000, 8)
+	cfg := learnerConfig(h.Header.D, 4)
+	cfg.Radius, cfg.SampleBound = 4, 20
+	dir := t.TempDir()
+	s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: 20000})
+	require.NoError(t, err)
+	_, err = s.IngestEvents(Events(h.Events), IngestOptions{})
+	require.NoError(t, err)
+	require.NoError(t, s.Close())
+	spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: certify.Reset}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	w, err := PrepareAudit(ctx, dir, []int64{7}, AuditOptions{Spec: spec})
+	require.ErrorIs(t, err, context.Canceled)
+	require.Nil(t, w)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "a copy of the store was left in TMPDIR")
+
+	interrupted := 0
+	for _, d := range []time.Duration{time.Millisecond, 5 * time.Millisecond, 10 * time.Millisecond, 20 * time.Millisecond, 40 * time.Millisecond} {
+		ctx, cancel := context.WithTimeout(context.Background(), d)
+		w, err := PrepareAudit(ctx, dir, []int64{7}, AuditOptions{Spec: spec})
+		cancel()
+		if err != nil {
+			require.ErrorIs(t, err, context.DeadlineExceeded, "deadline %v", d)
+			require.Nil(t, w)
+			interrupted++
+		}
+		left, err := os.ReadDir(tmp)
+		require.NoError(t, err)
+		require.Empty(t, left, "deadline %v: a copy of the store was left in TMPDIR", d)
+	}
+	t.Logf("%d of 5 deadlines interrupted the audit", interrupted)
+	require.Positive(t, interrupted, "no deadline interrupted the audit")
 }

@@ -11,7 +11,10 @@
 // [Store.Ingest] appends the events of a stream file (read one line at a
 // time) and trains on them, one o-LBFGS step each (spec §2), storing a
 // checkpoint — the full state with pair provenance, olbfgs.MarshalSnapshot —
-// after every event whose sequence number is a multiple of K.
+// after every event whose sequence number is a multiple of K. A sparse
+// payload (stream.Sample.Idx) is stored and stepped in its dense form
+// (stream.Sample.Dense), whose step is the sparse one's bit for bit; the log
+// holds S and the d-vector of every insert.
 // [Store.Forget] serves a deletion request; [Store.Status],
 // [Store.Requests], [Store.Export], [Store.Counterfactual] and [Evaluate]
 // inspect the result; [Store.Check] verifies the store bit for bit.
@@ -67,6 +70,16 @@
 // verifies: every exact checkpoint is the replay of the log up to it from
 // θ0; the state is the newest checkpoint followed by the log after it; and,
 // unless an approximate forget is pending, the replay of the whole log.
+//
+// # Consistent reads
+//
+// Two processes may use one store. A method that reads several things that
+// must agree — [Store.Release] (the state, its log position, the newest
+// request, the pending requests, the retained inserts), [Store.Status],
+// [Store.State], [Store.Export], [Store.Check], [Store.Counterfactual] —
+// reads them in one read transaction: one committed state, never an ingest
+// or forget half seen. Writers (ingest, forget, Keep) are one immediate
+// write transaction each.
 //
 // # Errors
 //

@@ -44,13 +44,13 @@ func Evaluate(l *olbfgs.Learner, src EventSource) (Evaluation, error) {
 		if e.Op != stream.Insert {
 			continue
 		}
-		if len(e.Sample.V) != len(w) {
-			return ev, fmt.Errorf("%w: sample id %d has dimension %d, the model %d", ErrEvent, e.ID, len(e.Sample.V), len(w))
+		if field, err := loss.CheckSample(e.Sample); err != nil {
+			return ev, fmt.Errorf("%w: sample id %d: field %q: %w", ErrEvent, e.ID, field, err)
 		}
 		sum += loss.Value(w, e.Sample)
 		if logistic {
 			var m float64
-			for i, x := range e.Sample.V {
+			for i, x := range e.Sample.Dense(len(w)) {
 				m += w[i] * x
 			}
 			if (m >= 0) == (e.Sample.S > 0) {

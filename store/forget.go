@@ -149,8 +149,16 @@ type ForgetReport struct {
 // changes; ids already forgotten are reported in AlreadyForgotten (a retried
 // request is harmless). The request is one transaction: it commits whole or
 // not at all. If the VACUUM after the commit fails, the report is returned
-// with the error.
+// with the error. A request whose ids were all forgotten already (PathNone)
+// commits nothing but still vacuums unless o.SkipVacuum: retrying a request
+// whose VACUUM crashed or failed completes its erasure.
 func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
+	return s.forget(context.Background(), ids, o)
+}
+
+// forget is Forget under ctx: cancelling it rolls the request's
+// transaction back (PrepareAudit's copy is interrupted this way).
+func (s *Store) forget(ctx context.Context, ids []int64, o ForgetOptions) (ForgetReport, error) {
 	if err := o.validate(); err != nil {
 		return ForgetReport{}, err
 	}
@@ -167,7 +175,6 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 	ids = slices.Compact(ids)
 	start := time.Now()
 	var rep ForgetReport
-	ctx := context.Background()
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		rep = ForgetReport{}
 		var u []int64
@@ -258,11 +265,17 @@ func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
 		return ForgetReport{}, fmt.Errorf("store: forget: %w", err)
 	}
 	rep.Wall = time.Since(start)
-	if rep.Path == PathNone || o.SkipVacuum {
+	// A repeated request (PathNone) vacuums too: after a crash or a
+	// failure in the VACUUM of the first, running the forget again is how
+	// the deleted pages' bytes are removed (ADV2-06).
+	if o.SkipVacuum {
 		return rep, nil
 	}
 	vstart := time.Now()
 	if _, err := s.db.ExecContext(ctx, `VACUUM`); err != nil {
+		if rep.Path == PathNone {
+			return rep, fmt.Errorf("store: forget: every id was already forgotten, but VACUUM failed (run the forget again, or Vacuum): %w", err)
+		}
 		return rep, fmt.Errorf("store: forget request %d committed, but VACUUM failed (run it again with Vacuum): %w", rep.Request, err)
 	}
 	rep.Vacuum = time.Since(vstart)

@@ -136,6 +136,12 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 				if field, err := s.loss.CheckSample(e.Sample); err != nil {
 					return fail(fmt.Errorf("%w: field %q: %w", ErrEvent, field, err))
 				}
+				if e.Sample.IsSparse() {
+					// Stored and stepped dense (ADV2-04): the log's payload
+					// is S then the d-vector, and the learner's step on the
+					// dense form is the sparse one's, bit for bit.
+					e.Sample = stream.Sample{V: e.Sample.Dense(s.cfg.Dim), S: e.Sample.S}
+				}
 				seq := s.head + 1
 				r, err := ins.Exec(seq, e.ID, encodePayload(e.Sample))
 				if err != nil {

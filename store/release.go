@@ -68,27 +68,55 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	ctx := context.Background()
-	// The newest request is read before the state: a forget committed by
-	// another process in between makes Keep refuse the release (safe),
-	// never accept a state older than the requests it was checked against.
-	var lastRequest int64
-	if err := s.db.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
+	// Everything the release depends on — the newest request (Keep's
+	// staleness check), the state, its head, the forgotten count, the
+	// pending requests, their checkpoint and the retained inserts — is
+	// read in ONE read transaction, so it is one committed snapshot of the
+	// store: an ingest or forget committed by another process meanwhile is
+	// either wholly seen or not at all (a Head older than the released
+	// state would let a later forget miss the kept release).
+	var (
+		state       *olbfgs.Learner
+		head        int64
+		exact       bool
+		lastRequest int64
+		forgotten   int
+		pending     []Request
+		del         *certify.Deletion
+	)
+	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
+			return err
+		}
+		state, head, exact = s.state.Clone(), s.head, s.exact
+		if exact {
+			return tx.QueryRowContext(ctx, `SELECT count(*) FROM forgotten`).Scan(&forgotten)
+		}
+		var err error
+		if pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
+			return err
+		}
+		if len(pending) == 1 {
+			if d, ok, err := s.pendingDeletion(ctx, tx, pending[0], state); err != nil {
+				return err
+			} else if ok {
+				del = d
+			}
+		}
+		if spec.Memory == certify.Rebuild {
+			if spec.Retained, err = s.lastRetained(ctx, tx, state.Config().Memory); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	if err != nil {
 		return nil, fmt.Errorf("store: release: %w", err)
 	}
-	if err := s.refresh(ctx, s.db); err != nil {
-		return nil, err
-	}
-	state := s.state.Clone()
 	h := s.hdr
 	spec.Header = &h
-	head := s.head
-	if s.exact {
-		var n int
-		if err := s.db.QueryRowContext(ctx, `SELECT count(*) FROM forgotten`).Scan(&n); err != nil {
-			return nil, fmt.Errorf("store: release: %w", err)
-		}
-		spec.Deletions = n
+	if exact {
+		spec.Deletions = forgotten
 		if spec.Intervention == "" {
 			spec.Intervention = "exact forget (replay from a checkpoint)"
 		}
@@ -99,23 +127,10 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		}
 		return &Released{Release: rel, Certificate: cert, Path: "exact", Head: head, lastRequest: lastRequest}, nil
 	}
-	pending, err := s.requests(ctx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
-	if err != nil {
-		return nil, err
-	}
 	out := &Released{Path: "diameter", Head: head, lastRequest: lastRequest}
-	if len(pending) == 1 {
-		if del, ok, err := s.pendingDeletion(ctx, pending[0], state); err != nil {
-			return nil, err
-		} else if ok {
-			spec.Deletion, out.Path = del, "derived"
-			spec.Established = established.New("the model store served the request with the intervention and counted the steps since")
-		}
-	}
-	if spec.Memory == certify.Rebuild {
-		if spec.Retained, err = s.lastRetained(ctx, state.Config().Memory); err != nil {
-			return nil, err
-		}
+	if del != nil {
+		spec.Deletion, out.Path = del, "derived"
+		spec.Established = established.New("the model store served the request with the intervention and counted the steps since")
 	}
 	if spec.Intervention == "" {
 		spec.Intervention = "model store"
@@ -141,8 +156,9 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 // count minus that of the request's intervention checkpoint) and its
 // operator. ok is false when the description cannot be reconstructed (the
 // operator unknown, retain fine-tuning whose replay count is not recorded,
-// or the checkpoint gone): the caller then uses the diameter bound.
-func (s *Store) pendingDeletion(ctx context.Context, r Request, state *olbfgs.Learner) (*certify.Deletion, bool, error) {
+// or the checkpoint gone): the caller then uses the diameter bound. q is
+// the caller's read transaction.
+func (s *Store) pendingDeletion(ctx context.Context, q querier, r Request, state *olbfgs.Learner) (*certify.Deletion, bool, error) {
 	var b unlearn.Builtin
 	found := false
 	for _, op := range unlearn.Paper(state.Config().Memory) {
@@ -154,12 +170,12 @@ func (s *Store) pendingDeletion(ctx context.Context, r Request, state *olbfgs.Le
 		return nil, false, nil
 	}
 	var t int
-	err := s.db.QueryRowContext(ctx, `SELECT t FROM checkpoints WHERE origin = 'intervention' ORDER BY seq DESC LIMIT 1`).Scan(&t)
+	err := q.QueryRowContext(ctx, `SELECT t FROM checkpoints WHERE origin = 'intervention' ORDER BY seq DESC LIMIT 1`).Scan(&t)
 	if errors.Is(err, sql.ErrNoRows) {
 		return nil, false, nil
 	}
 	if err != nil {
-		return nil, false, fmt.Errorf("store: release: %w", err)
+		return nil, false, err
 	}
 	if t > state.T() {
 		return nil, false, nil
@@ -168,11 +184,12 @@ func (s *Store) pendingDeletion(ctx context.Context, r Request, state *olbfgs.Le
 }
 
 // lastRetained returns the last n inserts of the log whose payload is not
-// erased (forgotten inserts are removed or erased), in log order.
-func (s *Store) lastRetained(ctx context.Context, n int) ([]stream.Event, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT id, payload FROM events WHERE payload IS NOT NULL ORDER BY seq DESC LIMIT ?`, n)
+// erased (forgotten inserts are removed or erased), in log order, read
+// through q (the caller's read transaction).
+func (s *Store) lastRetained(ctx context.Context, q querier, n int) ([]stream.Event, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, payload FROM events WHERE payload IS NOT NULL ORDER BY seq DESC LIMIT ?`, n)
 	if err != nil {
-		return nil, fmt.Errorf("store: release: %w", err)
+		return nil, err
 	}
 	defer rows.Close()
 	var out []stream.Event
@@ -180,7 +197,7 @@ func (s *Store) lastRetained(ctx context.Context, n int) ([]stream.Event, error)
 		var id int64
 		var p []byte
 		if err := rows.Scan(&id, &p); err != nil {
-			return nil, fmt.Errorf("store: release: %w", err)
+			return nil, err
 		}
 		z, err := decodePayload(p, s.cfg.Dim)
 		if err != nil {
@@ -189,7 +206,7 @@ func (s *Store) lastRetained(ctx context.Context, n int) ([]stream.Event, error)
 		out = append(out, stream.Event{Op: stream.Insert, ID: id, Sample: z})
 	}
 	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("store: release: %w", err)
+		return nil, err
 	}
 	slices.Reverse(out)
 	if out == nil {

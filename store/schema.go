@@ -196,7 +196,7 @@ func migrate(ctx context.Context, db *sql.DB) error {
 }
 
 // schemaVersion returns the store's schema version.
-func schemaVersion(ctx context.Context, db *sql.DB) (int, error) {
+func schemaVersion(ctx context.Context, db querier) (int, error) {
 	var v int
 	err := db.QueryRowContext(ctx, `SELECT COALESCE(MAX(version), 0) FROM schema_migrations`).Scan(&v)
 	return v, err

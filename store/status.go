@@ -75,32 +75,35 @@ func (s *Store) Status() (Status, error) {
 	if s.db == nil {
 		return Status{}, ErrClosed
 	}
-	ctx := context.Background()
-	if err := s.refresh(ctx, s.db); err != nil {
-		return Status{}, err
-	}
-	st := Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
-	var err error
-	if st.SchemaVersion, err = schemaVersion(ctx, s.db); err != nil {
-		return st, err
-	}
-	for _, q := range []struct {
-		dst *int
-		sql string
-	}{
-		{&st.Events, `SELECT count(*) FROM events`},
-		{&st.Erased, `SELECT count(*) FROM events WHERE payload IS NULL`},
-		{&st.Checkpoints, `SELECT count(*) FROM checkpoints`},
-		{&st.InexactCheckpoints, `SELECT count(*) FROM checkpoints WHERE exact = 0`},
-		{&st.Forgotten, `SELECT count(*) FROM forgotten`},
-		{&st.Requests, `SELECT count(*) FROM forget_requests`},
-		{&st.Releases, `SELECT count(*) FROM releases`},
-	} {
-		if err := s.db.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
-			return st, err
+	var st Status
+	// One read transaction: the counts, the head and the state are of one
+	// commit (another process may commit between two autocommit queries).
+	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
+		var err error
+		if st.SchemaVersion, err = schemaVersion(ctx, tx); err != nil {
+			return err
 		}
-	}
-	if st.Pending, err = s.requests(ctx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
+		for _, q := range []struct {
+			dst *int
+			sql string
+		}{
+			{&st.Events, `SELECT count(*) FROM events`},
+			{&st.Erased, `SELECT count(*) FROM events WHERE payload IS NULL`},
+			{&st.Checkpoints, `SELECT count(*) FROM checkpoints`},
+			{&st.InexactCheckpoints, `SELECT count(*) FROM checkpoints WHERE exact = 0`},
+			{&st.Forgotten, `SELECT count(*) FROM forgotten`},
+			{&st.Requests, `SELECT count(*) FROM forget_requests`},
+			{&st.Releases, `SELECT count(*) FROM releases`},
+		} {
+			if err := tx.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
+				return err
+			}
+		}
+		st.Pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
+		return err
+	})
+	if err != nil {
 		return st, err
 	}
 	entries, err := os.ReadDir(s.dir)
@@ -122,11 +125,11 @@ func (s *Store) Requests() ([]Request, error) {
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	return s.requests(context.Background(), "")
+	return s.requests(context.Background(), s.db, "")
 }
 
-func (s *Store) requests(ctx context.Context, where string) ([]Request, error) {
-	rows, err := s.db.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
+func (s *Store) requests(ctx context.Context, q querier, where string) ([]Request, error) {
+	rows, err := q.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
 		intervention, ages, u_size, needs_noise, resolved_by, releases_erased FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err
@@ -172,7 +175,7 @@ func (s *Store) Export(w io.Writer) error {
 	if s.db == nil {
 		return ErrClosed
 	}
-	if err := s.refresh(context.Background(), s.db); err != nil {
+	if err := s.readTx(context.Background(), nil); err != nil {
 		return err
 	}
 	return olbfgs.WriteSnapshot(w, s.state, s.hdr)
@@ -185,12 +188,17 @@ func (s *Store) Export(w io.Writer) error {
 // checkpoint, reading the log in chunks, and nothing is written. (Erased
 // events are skipped: they are the forgotten ones.)
 func (s *Store) Counterfactual() (*olbfgs.Learner, error) {
+	return s.counterfactual(context.Background())
+}
+
+// counterfactual is Counterfactual under ctx: cancelling it ends the read
+// transaction, and the replay stops at its next read of the log.
+func (s *Store) counterfactual(ctx context.Context) (*olbfgs.Learner, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	ctx := context.Background()
 	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err

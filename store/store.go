@@ -269,9 +269,34 @@ func (s *Store) refresh(ctx context.Context, q querier) error {
 	return s.reloadFrom(ctx, q)
 }
 
-// querier is what reload needs of *sql.DB and *sql.Tx.
+// querier is what the readers need of *sql.DB and *sql.Tx.
 type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+}
+
+// readTx runs f in one read transaction, after refreshing the cache in it:
+// the cache (state, head, exactness) and every query f makes through tx see
+// the same committed snapshot of the database. With the rollback journal,
+// SQLite takes the shared lock at the transaction's first read and holds it
+// to the end, so no other process commits in between
+// (https://sqlite.org/lockingv3.html, https://sqlite.org/isolation.html).
+// A method that reads several things that must agree (the state and its
+// head, the pending requests, the retained inserts) reads them here, never
+// in separate autocommit queries.
+func (s *Store) readTx(ctx context.Context, f func(ctx context.Context, tx *sql.Tx) error) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.refresh(ctx, tx); err != nil {
+		return err
+	}
+	if f == nil {
+		return nil
+	}
+	return f(ctx, tx)
 }
 
 // metaInt reads an integer from meta.
@@ -290,7 +315,16 @@ func metaInt(ctx context.Context, q querier, key string) (int64, error) {
 // reload reads the generation, the head and the current state from the
 // database (after Open, after a failed transaction to drop what it changed
 // in memory, and when another process has committed since).
-func (s *Store) reload(ctx context.Context) error { return s.reloadFrom(ctx, s.db) }
+// The reads are one read transaction, so the generation, the head and the
+// state are of the same commit.
+func (s *Store) reload(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return fmt.Errorf("store: begin: %w", err)
+	}
+	defer tx.Rollback()
+	return s.reloadFrom(ctx, tx)
+}
 
 func (s *Store) reloadFrom(ctx context.Context, q querier) error {
 	var err error
@@ -346,7 +380,7 @@ func (s *Store) State() (*olbfgs.Learner, error) {
 	if s.db == nil {
 		return nil, ErrClosed
 	}
-	if err := s.refresh(context.Background(), s.db); err != nil {
+	if err := s.readTx(context.Background(), nil); err != nil {
 		return nil, err
 	}
 	return s.state.Clone(), nil
@@ -435,8 +469,9 @@ func (s *Store) decodeState(b []byte) (*olbfgs.Learner, error) {
 	return l, nil
 }
 
-// encodePayload returns the stored bytes of a sample: S, then V, each
-// float64 little-endian.
+// encodePayload returns the stored bytes of a dense sample: S, then V, each
+// float64 little-endian. A sparse sample must be densified first
+// (Sample.Dense; IngestEvents does): Idx is not stored.
 func encodePayload(z stream.Sample) []byte {
 	b := make([]byte, 8*(1+len(z.V)))
 	binary.LittleEndian.PutUint64(b, math.Float64bits(z.S))

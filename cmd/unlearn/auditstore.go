@@ -77,7 +77,12 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 		return flagError("memory", "%q: want reset or rebuild", memory)
 	}
 	spec := certify.Spec{Epsilon: eps, Delta: delta, Memory: pol}
-	w, err := store.PrepareAudit(dir, ids, store.AuditOptions{
+	// The signal context is installed before PrepareAudit: its temporary
+	// copy of the store holds the audited ids' payloads, and SIGINT/SIGTERM
+	// must let it remove the copy instead of killing the process (ADV2-01).
+	ctx, cancel := signalContext(cmd.Context())
+	defer cancel()
+	w, err := store.PrepareAudit(ctx, dir, ids, store.AuditOptions{
 		Forget: store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention}, Spec: spec})
 	if err != nil {
 		var oe *store.OptionError
@@ -95,7 +100,7 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 		if errors.As(err, &se) {
 			return certifyFlagError(err)
 		}
-		return err
+		return interrupted(err)
 	}
 	a, b, wd := audit.FromStore(w)
 	rel := auditRelease{Distance: floats.Distance(w.StateA.W(), w.StateB.W(), 2)}
@@ -107,8 +112,6 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 		rel.Alpha, rel.Sigma = c.Sensitivity.Alpha, c.Sigma
 	}
 
-	ctx, cancel := signalContext(cmd.Context())
-	defer cancel()
 	bar := newProgress(cmd.ErrOrStderr(), 2*acfg.Trials, "audit")
 	acfg.A, acfg.B, acfg.WDim, acfg.Epsilon, acfg.Delta, acfg.Progress = a, b, wd, eps, delta, bar.update
 	rep, err := audit.Run(ctx, acfg)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"bytes"
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -93,4 +95,32 @@ func TestAuditStoreFlagErrors(t *testing.T) {
 			require.ErrorAs(t, err, &ue, "a bad flag is a usage error (exit status 2): %v", err)
 		})
 	}
+}
+
+// TestAuditStoreInterrupted (ADV2-01): the audit's signal context is
+// installed before PrepareAudit and passed into it, so an interrupt
+// (here: the command's context cancelled, as SIGINT/SIGTERM cancel it)
+// ends the command with "interrupted", writes no report, and leaves no copy
+// of the store in $TMPDIR.
+func TestAuditStoreInterrupted(t *testing.T) {
+	st := auditStore(t)
+	tmp := t.TempDir()
+	t.Setenv("TMPDIR", tmp)
+	out := filepath.Join(t.TempDir(), "audit.json")
+	root := newRootCmd()
+	var buf bytes.Buffer
+	root.SetOut(&buf)
+	root.SetErr(&buf)
+	root.SetArgs([]string{"audit", "--store", st, "--ids", "390", "--epsilon", "1", "--delta", "1e-5",
+		"--trials", "200", "--seeded-noise", "5", "--out", out})
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	err := root.ExecuteContext(ctx)
+	require.ErrorIs(t, err, context.Canceled)
+	require.ErrorContains(t, err, "interrupted")
+	require.ErrorContains(t, err, "store: audit", "PrepareAudit itself was interrupted")
+	require.NoFileExists(t, out)
+	left, err := os.ReadDir(tmp)
+	require.NoError(t, err)
+	require.Empty(t, left, "a copy of the store was left in TMPDIR")
 }

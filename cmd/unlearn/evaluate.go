@@ -80,16 +80,15 @@ stream with another seed has another true model).`,
 				if err != nil {
 					return err
 				}
-				st, err := s.Status()
+				// Each read is one snapshot of the store; the label "= current"
+				// comes from comparing the two states, not from a third read
+				// (a forget by another process in between would make it wrong).
+				cf, err := s.Counterfactual()
 				if err != nil {
 					return err
 				}
 				models = append(models, model{"current state", cur})
-				if st.NeedsNoise {
-					cf, err := s.Counterfactual()
-					if err != nil {
-						return err
-					}
+				if !cf.Equal(cur) {
 					models = append(models, model{"exact counterfactual", cf})
 				} else {
 					models = append(models, model{"exact counterfactual (= current)", cur})

@@ -42,7 +42,9 @@ Either way the deleted payloads are erased from every file of the store
 only) so that they are never ingested again. The releases kept in the store
 that were made from a state including a deleted sample are erased with them
 (the count is printed); copies published elsewhere cannot be recalled. Ids already forgotten are reported
-and skipped; an id never ingested is an error and nothing changes.`,
+and skipped; an id never ingested is an error and nothing changes. A forget whose ids were all
+forgotten already still runs the VACUUM (unless --no-vacuum): after a crash or an error in a
+forget's VACUUM, run the same forget again.`,
 		Example: `  unlearn forget --store model --ids 17,42
   unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
 		Args: cobra.NoArgs,
@@ -85,7 +87,11 @@ and skipped; an id never ingested is an error and nothing changes.`,
 				fmt.Fprintf(out, "already forgotten: %v\n", rep.AlreadyForgotten)
 			}
 			if rep.Path == store.PathNone {
-				fmt.Fprintln(out, "nothing to do: every id was already forgotten")
+				if noVacuum {
+					fmt.Fprintln(out, "nothing to do: every id was already forgotten")
+				} else {
+					fmt.Fprintf(out, "nothing to forget: every id was already forgotten; vacuumed the store (%.4g s)\n", rep.Vacuum.Seconds())
+				}
 				return err
 			}
 			fmt.Fprintf(out, "request %d: forgot %d ids %v\npath: %s — %s\n", rep.Request, len(rep.IDs), rep.IDs, rep.Path, rep.Reason)
