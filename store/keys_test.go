@@ -102,6 +102,13 @@ func TestForgetKeys(t *testing.T) {
 	require.ErrorIs(t, err, ErrUnknownKey)
 	_, err = s.Check()
 	require.NoError(t, err)
+
+	// Check finds a key left behind (the approximate path keeps the row).
+	_, err = s.db.Exec(`INSERT INTO keys (key, id) VALUES ('left@example.com', 5)`)
+	require.NoError(t, err)
+	_, err = s.Check()
+	require.ErrorIs(t, err, ErrInconsistent)
+	require.ErrorContains(t, err, "the key of id 5 is kept")
 }
 
 // TestKeyRefusedInBatch: a key already in the store is refused (ErrEvent,
