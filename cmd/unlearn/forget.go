@@ -57,6 +57,12 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
   unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			for i, k := range keys {
+				// As the CSV reader reads an id cell: "a, b" names "b".
+				if keys[i] = strings.TrimSpace(k); keys[i] == "" {
+					return flagError("keys", "key %d of %d is empty", i+1, len(keys))
+				}
+			}
 			if len(ids) == 0 && len(keys) == 0 {
 				return flagError("ids", "required (or --keys): the ids to forget, e.g. --ids 17,42")
 			}

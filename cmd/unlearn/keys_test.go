@@ -76,7 +76,10 @@ func TestForgetByKeys(t *testing.T) {
 	require.ErrorContains(t, err, `--keys: `)
 	require.ErrorContains(t, err, `"nobody@example.com"`)
 
-	o, err = runCLI(t, "forget", "--store", model, "--keys", strings.Join(gone, ","))
+	_, err = runCLI(t, "forget", "--store", model, "--keys", "user3@example.com,,x")
+	require.ErrorContains(t, err, "--keys: key 2 of 3 is empty")
+
+	o, err = runCLI(t, "forget", "--store", model, "--keys", strings.Join(gone, ", "))
 	require.NoError(t, err, o)
 	require.Contains(t, o, "forgot 2 ids [4 116]")
 	require.Contains(t, o, "erased 2 string keys")
