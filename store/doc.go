@@ -76,11 +76,9 @@
 //
 // Bad input — a stream line, a header of another loss, a duplicate or
 // forgotten id, a key already held, an unknown id or key, an option out of
-// range — is an error that
-// names it (*EventError, *stream.LineError, *OptionError), wrapping the
-// package's sentinels (ErrEvent, ErrHeader, ErrUnknownID, ErrUnknownKey,
-// ErrOptions, …).
-// Nothing panics on input.
+// range — is an error that names it (*EventError, *stream.LineError,
+// *OptionError), wrapping the package's sentinels (ErrEvent, ErrHeader,
+// ErrUnknownID, ErrUnknownKey, ErrOptions, …). Nothing panics on input.
 //
 // # Releases
 //
