@@ -34,7 +34,8 @@ type Reader struct {
 	lim  int    // Options.Limit
 	val  *stream.Validator
 	keys []Mapping
-	line int // the line of the last event returned
+	line int    // the line of the last event returned
+	key  string // the string id of the last event returned
 	done bool
 }
 
@@ -241,7 +242,7 @@ func (r *Reader) Next() (stream.Event, error) {
 		return stream.Event{}, fmt.Errorf("dataset: %s: row with id %d: %w", r.path, rw.id, err)
 	}
 	r.st.Emitted++
-	r.line = rw.line
+	r.line, r.key = rw.line, rw.key
 	if rw.key != "" {
 		r.keys = append(r.keys, Mapping{ID: rw.id, Key: rw.key})
 	}
@@ -253,6 +254,11 @@ func (r *Reader) Next() (stream.Event, error) {
 // event). A consumer that refuses an event (the model store's ingest) names
 // the line with it.
 func (r *Reader) Line() int { return r.line }
+
+// Key returns the string id (CSV files whose id column holds strings) of
+// the event Next returned last, or "". A consumer that keeps the mapping
+// itself (the model store's ingest: store.KeySource) reads it here.
+func (r *Reader) Key() string { return r.key }
 
 // Close closes the file. It is safe to call more than once.
 func (r *Reader) Close() error {

@@ -128,7 +128,7 @@ func PrepareAudit(ctx context.Context, dir string, ids []int64, o AuditOptions) 
 	fo := o.Forget
 	fo.SkipVacuum = true
 	w = &AuditWorlds{}
-	if w.Forget, err = s.forget(ctx, ids, fo); err != nil {
+	if w.Forget, err = s.forget(ctx, ids, nil, fo); err != nil {
 		return nil, fmt.Errorf("store: audit: world A: forget: %w", err)
 	}
 	if w.Forget.Path == PathNone {

@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"database/sql"
+	"errors"
 	"fmt"
 
 	"unlearn/olbfgs"
@@ -31,6 +32,8 @@ type CheckReport struct {
 //     the log after it, and equals the state held in memory;
 //   - unless NeedsNoise, the state is the replay of the whole log from θ0
 //     (olbfgs.Replay of the deletion-edited stream).
+//   - every string key (KeySource) belongs to an id whose payload is in
+//     the log (none of a forgotten id is left).
 //
 // It replays the whole log, reading it in chunks: it costs one pass of
 // training.
@@ -75,6 +78,17 @@ func (s *Store) Check() (CheckReport, error) {
 	}
 	if len(cks) == 0 || cks[0].seq != 0 || !cks[0].exact {
 		return rep, bad("no exact checkpoint θ0 at seq 0")
+	}
+	// A key whose id has no payload in the log would be a forgotten
+	// user's key left behind.
+	var key string
+	var kid int64
+	err = tx.QueryRow(`SELECT key, id FROM keys WHERE id NOT IN (SELECT id FROM events WHERE payload IS NOT NULL) LIMIT 1`).Scan(&key, &kid)
+	switch {
+	case err == nil:
+		return rep, bad("the key of id %d is kept, but id %d has no payload in the log", kid, kid)
+	case !errors.Is(err, sql.ErrNoRows):
+		return rep, err
 	}
 	load := func(seq int64) (*olbfgs.Learner, error) {
 		var snap []byte

@@ -27,7 +27,8 @@ const (
 
 // TestCrashChild is the child process of TestCrash (it does nothing in a
 // normal run): it ingests the crash stream in random batches and serves
-// random forgets (one in four capped, so served by an intervention),
+// random forgets (one in four capped, so served by an intervention; one in
+// two named by the ids' keys, KeySource),
 // printing an acknowledgement after each commit,
 // until it is killed.
 func TestCrashChild(t *testing.T) {
@@ -56,7 +57,7 @@ func TestCrashChild(t *testing.T) {
 	say("READY")
 	for next < crashN {
 		m := min(int64(1+rng.IntN(60)), crashN-next)
-		_, err := s.IngestEvents(Events(h.Events[next:next+m]), IngestOptions{
+		_, err := s.IngestEvents(keyedFile(h.Events[next:next+m]), IngestOptions{
 			BatchSize: 1 + rng.IntN(20),
 			OnCommit:  func(r IngestResult) { say("ACK ingest %d", r.LastID) },
 		})
@@ -92,7 +93,18 @@ func TestCrashChild(t *testing.T) {
 			if rng.IntN(4) == 0 {
 				o = ForgetOptions{MaxReplay: 1 + rng.IntN(200), Intervention: Interventions()[rng.IntN(len(Interventions()))]}
 			}
-			if _, err := s.Forget(ids, o); err != nil {
+			// One request in two names the ids by their keys.
+			forget := s.Forget
+			if rng.IntN(2) == 0 {
+				forget = func(ids []int64, o ForgetOptions) (ForgetReport, error) {
+					keys := make([]string, len(ids))
+					for i, id := range ids {
+						keys[i] = userKey(id)
+					}
+					return s.ForgetKeys(keys, nil, o)
+				}
+			}
+			if _, err := forget(ids, o); err != nil {
 				say("ERR %v", err)
 				os.Exit(3)
 			}
@@ -112,8 +124,9 @@ func TestCrashChild(t *testing.T) {
 // stored log from θ0, the state the newest checkpoint followed by the log,
 // and, unless an approximate request is pending, the replay of the whole
 // log, bit for bit), that every acknowledged
-// insert is in the log with its payload intact or was forgotten, and that
-// every acknowledged forget's ids are gone from the log and tombstoned.
+// insert is in the log with its payload intact or was forgotten, that
+// every acknowledged forget's ids are gone from the log and tombstoned, and
+// that the keys table holds exactly the keys of the ids in the log.
 func TestCrash(t *testing.T) {
 	if testing.Short() {
 		t.Skip("spawns child processes")
@@ -247,6 +260,21 @@ func verifyAfterCrash(t *testing.T, dir string, byID map[int64]stream.Sample, ac
 	for id := range ackedIns {
 		require.True(t, inLog[id] || forgotten[id], "acknowledged insert %d lost", id)
 	}
+	// The keys commit and are erased with their events: the keys table is
+	// exactly the keys of the ids in the log.
+	rows, err = s.db.Query(`SELECT key, id FROM keys`)
+	require.NoError(t, err)
+	nkeys := 0
+	for rows.Next() {
+		var key string
+		var id int64
+		require.NoError(t, rows.Scan(&key, &id))
+		require.True(t, inLog[id], "key %q of id %d, which is not in the log", key, id)
+		require.Equal(t, userKey(id), key)
+		nkeys++
+	}
+	require.NoError(t, rows.Close())
+	require.Equal(t, len(inLog), nkeys, "every id in the log has its key")
 	for id := range ackedForget {
 		require.True(t, forgotten[id], "acknowledged forget of %d lost", id)
 	}

@@ -54,7 +54,11 @@
 // (the file is rebuilt without free pages) unless ForgetOptions.SkipVacuum. The rollback journal (journal_mode=DELETE,
 // not WAL) holds the old pages only until the forget commits and is then
 // unlinked. Afterwards no file of the store directory holds any byte of a
-// deleted payload (TestErasure searches for them). What is NOT erased: the
+// deleted payload (TestErasure searches for them). The string keys of the
+// forgotten ids (KeySource: a CSV file's string ids, kept in the keys table
+// by the ingest transaction that introduced them) are deleted in the same
+// transaction (TestKeyErasure); ForgetKeys names a request by them. What is
+// NOT erased: the
 // ids (tombstones, so that a forgotten id is refused if ingested again), the
 // request records, and — after an approximate forget, until an exact one —
 // the influence of the deleted data on the state and checkpoints. Copies
@@ -84,10 +88,10 @@
 // # Errors
 //
 // Bad input — a stream line, a header of another loss, a duplicate or
-// forgotten id, an unknown id, an option out of range — is an error that
-// names it (*EventError, *stream.LineError, *OptionError), wrapping the
-// package's sentinels (ErrEvent, ErrHeader, ErrUnknownID, ErrOptions, …).
-// Nothing panics on input.
+// forgotten id, a key already held, an unknown id or key, an option out of
+// range — is an error that names it (*EventError, *stream.LineError,
+// *OptionError), wrapping the package's sentinels (ErrEvent, ErrHeader,
+// ErrUnknownID, ErrUnknownKey, ErrOptions, …). Nothing panics on input.
 //
 // # Releases
 //

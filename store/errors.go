@@ -21,6 +21,9 @@ var (
 	ErrEvent = errors.New("event refused by the store")
 	// ErrUnknownID: a forget request names an id the store never ingested.
 	ErrUnknownID = errors.New("id not in the store")
+	// ErrUnknownKey: a forget request or lookup names a string key the
+	// store does not hold (never ingested, or erased by a forget).
+	ErrUnknownKey = errors.New("key not in the store")
 	// ErrOptions: an option of Create, Ingest or Forget is out of range.
 	ErrOptions = errors.New("invalid store option")
 	// ErrInconsistent: Check found a stored state that is not the replay of

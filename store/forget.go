@@ -116,6 +116,9 @@ type ForgetReport struct {
 	// the deleted inserts (Released.Head ≥ its seq). Copies published
 	// elsewhere cannot be recalled.
 	ReleasesErased int
+	// KeysErased is the number of string keys (KeySource) of the forgotten
+	// ids that this request erased from the store.
+	KeysErased int
 }
 
 // Forget serves a deletion request for ids: afterwards the ids' events are
@@ -127,7 +130,9 @@ type ForgetReport struct {
 // directory. Every release kept in the store (Keep) that was made from a
 // state including one of the deleted inserts is deleted in the same
 // transaction (ReleasesErased) and vacuumed with them; releases made before
-// the oldest deleted insert stay.
+// the oldest deleted insert stay. The string keys of the ids (KeySource)
+// are deleted in the same transaction (KeysErased); ForgetKeys names a
+// request by its keys.
 //
 // Exact path (the default): restore the newest exact checkpoint θ_c with c
 // before the oldest deleted insert, replay the log after c without the
@@ -153,30 +158,38 @@ type ForgetReport struct {
 // commits nothing but still vacuums unless o.SkipVacuum: retrying a request
 // whose VACUUM crashed or failed completes its erasure.
 func (s *Store) Forget(ids []int64, o ForgetOptions) (ForgetReport, error) {
-	return s.forget(context.Background(), ids, o)
-}
-
-// forget is Forget under ctx: cancelling it rolls the request's
-// transaction back (PrepareAudit's copy is interrupted this way).
-func (s *Store) forget(ctx context.Context, ids []int64, o ForgetOptions) (ForgetReport, error) {
-	if err := o.validate(); err != nil {
-		return ForgetReport{}, err
-	}
 	if len(ids) == 0 {
 		return ForgetReport{}, &OptionError{Option: "IDs", Value: "[]", Want: "at least one id"}
+	}
+	return s.forget(context.Background(), ids, nil, o)
+}
+
+// forget is Forget of ids and of the ids of keys (resolved in the forget's
+// transaction) under ctx: cancelling it rolls the request's transaction
+// back (PrepareAudit's copy is interrupted this way).
+func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o ForgetOptions) (ForgetReport, error) {
+	if err := o.validate(); err != nil {
+		return ForgetReport{}, err
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return ForgetReport{}, ErrClosed
 	}
-	ids = slices.Clone(ids)
-	slices.Sort(ids)
-	ids = slices.Compact(ids)
 	start := time.Now()
 	var rep ForgetReport
 	err := s.inTx(ctx, func(tx *sql.Tx) error {
 		rep = ForgetReport{}
+		ids := slices.Clone(ids)
+		if len(keys) > 0 {
+			kids, err := resolveKeys(tx, keys)
+			if err != nil {
+				return err
+			}
+			ids = append(ids, kids...)
+		}
+		slices.Sort(ids)
+		ids = slices.Compact(ids)
 		var u []int64
 		minSeq := int64(-1)
 		for _, id := range ids {
@@ -225,6 +238,10 @@ func (s *Store) forget(ctx context.Context, ids []int64, o ForgetOptions) (Forge
 			return err
 		}
 		if rep.ReleasesErased, err = eraseReleases(tx, minSeq); err != nil {
+			return err
+		}
+		// Before the events: ON DELETE CASCADE would take them uncounted.
+		if rep.KeysErased, err = eraseKeys(tx, u); err != nil {
 			return err
 		}
 		uset := stream.NewIDSet(u...)

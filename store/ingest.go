@@ -94,6 +94,11 @@ func sameMatrix(a, b [][]float64) bool {
 // An id already in the log, or forgotten (the tombstones), is refused
 // (ErrEvent). Errors name the event (*EventError, with its line when src is
 // a *stream.Reader).
+//
+// If src is a KeySource, the string key of each event (if any) is stored
+// with its id in the same transaction; a key already in the store is
+// refused (ErrEvent): a key stands for one id, so that ForgetKeys knows
+// what to erase.
 func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, error) {
 	if o.BatchSize < 0 {
 		return IngestResult{}, &OptionError{Option: "BatchSize", Value: o.BatchSize, Want: "must be non-negative (0: one transaction)"}
@@ -107,6 +112,7 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 	if ls, ok := src.(interface{ Line() int }); ok {
 		lineOf = ls.Line
 	}
+	keyOf := keyOf(src)
 	var res IngestResult
 	ctx := context.Background()
 	for done := false; !done; {
@@ -120,6 +126,11 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 				return err
 			}
 			defer ins.Close()
+			insKey, err := tx.Prepare(`INSERT INTO keys (key, id) VALUES (?, ?) ON CONFLICT (key) DO NOTHING`)
+			if err != nil {
+				return err
+			}
+			defer insKey.Close()
 			for o.BatchSize == 0 || n < o.BatchSize {
 				e, err := src.Next()
 				if err == io.EOF {
@@ -151,6 +162,11 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 					return err
 				} else if k == 0 {
 					return fail(s.whyRefused(tx, e.ID))
+				}
+				if key := keyOf(); key != "" {
+					if err := insertKey(tx, insKey, key, e.ID); err != nil {
+						return fail(err)
+					}
 				}
 				if err := s.state.Step(e); err != nil {
 					return fail(err)

@@ -170,9 +170,10 @@ func TestOpenSchema1(t *testing.T) {
 	_, err = s.Forget([]int64{7}, ForgetOptions{SkipVacuum: true})
 	require.NoError(t, err)
 	for _, q := range []string{
+		`DROP TABLE keys`, // version 3
 		`DROP TABLE releases`,
 		`ALTER TABLE forget_requests DROP COLUMN releases_erased`,
-		`DELETE FROM schema_migrations WHERE version = 2`,
+		`DELETE FROM schema_migrations WHERE version >= 2`,
 	} {
 		_, err := s.db.Exec(q)
 		require.NoError(t, err, q)

@@ -145,8 +145,9 @@ func TestRunDataEqualsConvert(t *testing.T) {
 
 // TestIngestData: ingest --data trains the store's state to train --data's
 // state bit for bit; a second ingest of a file whose ids are taken is
-// refused naming the file, line and id; --id-offset shifts the ids (and the
-// mapping written beside the data).
+// refused naming the file, line and id; the string ids are kept in the
+// store (no mapping file unless --mapping), and a key already in the store
+// is refused; --id-offset shifts the ids (and the --mapping copy).
 func TestIngestData(t *testing.T) {
 	dir := t.TempDir()
 	c := dataFiles(t, dir)["csv"]
@@ -156,7 +157,8 @@ func TestIngestData(t *testing.T) {
 	o, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0], "--batch", "7"}, c[1:]...)...)
 	require.NoError(t, err, o)
 	require.Contains(t, o, "40 events in 6 transactions")
-	require.Equal(t, "id,key\n1,p0\n2,p7\n", strings.Join(strings.SplitAfter(string(readFile(t, dataset.MappingFile(c[0]))), "\n")[:3], ""))
+	_, err = os.Stat(dataset.MappingFile(c[0]))
+	require.ErrorIs(t, err, os.ErrNotExist, "no mapping file without --mapping")
 
 	state := filepath.Join(dir, "train.state")
 	_, err = runCLI(t, append([]string{"train", "--data", c[0], "--tau", "3", "--out", state}, c[1:]...)...)
@@ -167,9 +169,12 @@ func TestIngestData(t *testing.T) {
 	require.NoError(t, err)
 	got, err := s.State()
 	require.NoError(t, err)
-	require.NoError(t, s.Close())
 	require.True(t, floatbits.Equal(want.W(), got.W()), "store state equals train --data")
 	require.Equal(t, want.T(), got.T())
+	ids, err := s.LookupKeys([]string{"p0", "p7"})
+	require.NoError(t, err)
+	require.Equal(t, []int64{1, 2}, ids, "the store keeps the string ids")
+	require.NoError(t, s.Close())
 
 	// Same ids again: refused at the first data row (line 2), nothing added.
 	_, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0]}, c[1:]...)...)
@@ -177,11 +182,19 @@ func TestIngestData(t *testing.T) {
 	require.ErrorContains(t, err, "--data "+c[0]+": line 2 (id 1)")
 	require.ErrorContains(t, err, "--id-offset")
 
+	// New ids, same keys: refused at the first row, naming the key.
+	_, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0], "--id-offset", "2000"}, c[1:]...)...)
+	require.ErrorIs(t, err, store.ErrEvent)
+	require.ErrorContains(t, err, `line 2 (id 2001): event refused by the store: key "p0" is already in the store as id 1`)
+
+	// Another file (keys q…) with an offset, and a --mapping copy.
+	second := filepath.Join(dir, "second.csv")
+	require.NoError(t, os.WriteFile(second, []byte(strings.ReplaceAll(string(readFile(t, c[0])), "\np", "\nq")), 0o644))
 	mf := filepath.Join(dir, "second.ids.csv")
-	o, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0], "--id-offset", "1000", "--mapping", mf}, c[1:]...)...)
+	o, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", second, "--id-offset", "1000", "--mapping", mf}, c[1:]...)...)
 	require.NoError(t, err, o)
 	require.Contains(t, o, "40 events in 1 transactions")
-	require.True(t, strings.HasPrefix(string(readFile(t, mf)), "id,key\n1001,p0\n1002,p7\n"))
+	require.True(t, strings.HasPrefix(string(readFile(t, mf)), "id,key\n1001,q0\n1002,q7\n"))
 }
 
 // TestDataFlagErrors: misuse names the flag; bad data names --data, the

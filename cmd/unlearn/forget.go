@@ -17,11 +17,12 @@ func newForgetCmd() *cobra.Command {
 	var (
 		dir, intervention string
 		ids               []int64
+		keys              []string
 		maxReplay         int
 		asJSON, noVacuum  bool
 	)
 	cmd := &cobra.Command{
-		Use:   "forget --store DIR --ids ID,... [--max-replay N --intervention NAME]",
+		Use:   "forget --store DIR (--ids ID,... | --keys KEY,...) [--max-replay N --intervention NAME]",
 		Short: "Serve a deletion request: exact forget by replay, or an intervention beyond a replay cap",
 		Long: `forget removes the samples with the given ids from the store and from the model.
 
@@ -44,13 +45,29 @@ that were made from a state including a deleted sample are erased with them
 (the count is printed); copies published elsewhere cannot be recalled. Ids already forgotten are reported
 and skipped; an id never ingested is an error and nothing changes. A forget whose ids were all
 forgotten already still runs the VACUUM (unless --no-vacuum): after a crash or an error in a
-forget's VACUUM, run the same forget again.`,
+forget's VACUUM, run the same forget again (by --ids: a request by --keys erased
+its keys, and the ids it resolved are printed).
+
+--keys names the request by the string ids of CSV rows ingested with
+'ingest --data' (for example e-mail addresses; a key holding a comma is
+quoted, as in CSV). The store resolves them in the forget's transaction and
+erases each key with its data; a key not in the store (never ingested, or
+already forgotten, since the key was erased then) is an error naming it, and
+nothing changes. --ids and --keys may be given together. A mapping file
+written by 'ingest --mapping' is outside the store and is not edited.`,
 		Example: `  unlearn forget --store model --ids 17,42
+  unlearn forget --store model --keys bob@example.com
   unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if len(ids) == 0 {
-				return flagError("ids", "required: the ids to forget, e.g. --ids 17,42")
+			for i, k := range keys {
+				// As the CSV reader reads an id cell: "a, b" names "b".
+				if keys[i] = strings.TrimSpace(k); keys[i] == "" {
+					return flagError("keys", "key %d of %d is empty", i+1, len(keys))
+				}
+			}
+			if len(ids) == 0 && len(keys) == 0 {
+				return flagError("ids", "required (or --keys): the ids to forget, e.g. --ids 17,42")
 			}
 			if maxReplay < 0 {
 				return flagError("max-replay", "%d: must be non-negative (0: no cap)", maxReplay)
@@ -63,7 +80,16 @@ forget's VACUUM, run the same forget again.`,
 				return err
 			}
 			defer s.Close()
-			rep, err := s.Forget(ids, store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention, SkipVacuum: noVacuum})
+			fo := store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention, SkipVacuum: noVacuum}
+			var rep store.ForgetReport
+			if len(keys) > 0 {
+				rep, err = s.ForgetKeys(keys, ids, fo)
+			} else {
+				rep, err = s.Forget(ids, fo)
+			}
+			if errors.Is(err, store.ErrUnknownKey) {
+				return flagError("keys", "%v", err)
+			}
 			var oe *store.OptionError
 			if errors.As(err, &oe) && oe.Option == "Intervention" {
 				return flagError("intervention", "%v", err)
@@ -102,6 +128,9 @@ forget's VACUUM, run the same forget again.`,
 				fmt.Fprintf(out, "intervention %s (replayed %d events), |U| = %d, ages %v; %.4g s, vacuum %.4g s\n",
 					rep.Intervention, rep.EventsReplayed, len(rep.IDs), rep.Ages, rep.Wall.Seconds(), rep.Vacuum.Seconds())
 			}
+			if rep.KeysErased > 0 {
+				fmt.Fprintf(out, "erased %d string keys of the forgotten ids from the store\n", rep.KeysErased)
+			}
 			fmt.Fprintf(out, "erased %d stored releases made from a state that included a deleted sample; copies published elsewhere cannot be recalled\n", rep.ReleasesErased)
 			if rep.NeedsNoise {
 				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
@@ -111,7 +140,8 @@ forget's VACUUM, run the same forget again.`,
 	}
 	f := cmd.Flags()
 	f.StringVar(&dir, "store", "", "store directory (required)")
-	f.Int64SliceVar(&ids, "ids", nil, "ids to forget, comma-separated (required)")
+	f.Int64SliceVar(&ids, "ids", nil, "ids to forget, comma-separated (this or --keys required)")
+	f.StringSliceVar(&keys, "keys", nil, "string ids (keys) of ingested CSV rows to forget, comma-separated as CSV")
 	f.IntVar(&maxReplay, "max-replay", 0, "largest exact replay, in events, before the intervention is used instead (0: no cap, always exact)")
 	f.StringVar(&intervention, "intervention", "", "intervention beyond the cap: "+strings.Join(store.Interventions(), ", "))
 	f.BoolVar(&noVacuum, "no-vacuum", false, "skip the VACUUM after the commit (erasure then rests on secure_delete alone; the file keeps its size)")

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
+	"strings"
 
 	"github.com/spf13/cobra"
 
@@ -52,9 +54,17 @@ number; a CSV string id maps to its row number) plus --id-offset. Ids are never
 renumbered behind the user's back: an id already in the store, or forgotten, is
 refused with the file and line, so ingesting a second file whose rows are
 numbered from 1 again needs --id-offset past the first file's ids (for
-example the number of rows already ingested). String-id mappings (id, key; ids
-with the offset) are written to --mapping, by default FILE.ids.csv beside the
-data file, for the rows committed.`,
+example the number of rows already ingested).
+
+String ids (keys, such as e-mail addresses) are kept IN the store, beside
+their ids, in the transaction of the batch that ingests their rows, so a
+crash loses no key of a committed row and every earlier file's keys stay;
+'unlearn forget --keys' resolves them, and erases the key with the data. A
+key already in the store is refused with the file and line (a key stands for
+one id). No mapping file is written unless --mapping FILE is given: that file
+is a copy OUTSIDE the store's erasure (a forget does not edit it), written
+for the rows committed and replacing any earlier file of that name; it is
+refused inside the store directory.`,
 		Example: `  unlearn ingest --store model day1.jsonl day2.jsonl
   unlearn ingest --store model --data day1.csv --label outcome --id name
   unlearn ingest --store model --data day2.csv --label outcome --id name --id-offset 100000`,
@@ -80,15 +90,15 @@ data file, for the rows committed.`,
 			case offset < 0:
 				return flagError("id-offset", "%d must be non-negative", offset)
 			}
+			if mapping != "" && insideDir(dir, mapping) {
+				return flagError("mapping", "%s is inside the store directory %s, whose files a forget erases; the mapping file is not erased by a forget, so write it elsewhere (or omit --mapping: the store keeps the keys)", mapping, dir)
+			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
 			if data != "" {
-				if mapping == "" {
-					mapping = dataset.MappingFile(data)
-				}
 				return ingestData(cmd, s, data, mapping, &df, offset, batch)
 			}
 			for _, name := range files {
@@ -112,7 +122,7 @@ data file, for the rows committed.`,
 	f.IntVar(&batch, "batch", 10000, "events per transaction (0: one transaction per file)")
 	f.StringVar(&data, "data", "", "ingest this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of stream files")
 	f.Int64Var(&offset, "id-offset", 0, "with --data: add this to every id of the file (ids already in the store are refused)")
-	f.StringVar(&mapping, "mapping", "", "with --data: where to write the string-id mapping (default: FILE.ids.csv beside the data file)")
+	f.StringVar(&mapping, "mapping", "", "with --data: also write the string-id mapping (id,key) to this file, which forget does NOT erase (default: none; the store keeps the keys)")
 	df.add(f, 0)
 	return cmd
 }
@@ -145,14 +155,17 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 	}
 	src := &shiftedIDs{r: r, offset: offset, path: path}
 	res, err := s.IngestEvents(src, store.IngestOptions{BatchSize: batch})
-	// The mapping of the committed rows (a prefix of the file order).
-	m := r.Mapping()
-	m = m[:min(len(m), res.Events)]
-	for i := range m {
-		m[i].ID += offset
-	}
-	if werr := writeMapping(cmd.ErrOrStderr(), mapping, m); werr != nil && err == nil {
-		err = werr
+	if mapping != "" {
+		// A copy of the mapping of the committed rows (a prefix of the
+		// file order), outside the store's erasure.
+		m := r.Mapping()
+		m = m[:min(len(m), res.Events)]
+		for i := range m {
+			m[i].ID += offset
+		}
+		if werr := writeMapping(cmd.ErrOrStderr(), mapping, m); werr != nil && err == nil {
+			err = werr
+		}
 	}
 	if err != nil {
 		var pe *dataset.PosError
@@ -168,6 +181,26 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events in %d transactions, %d checkpoints; log head at seq %d\n",
 		path, res.Events, res.Batches, res.Checkpoints, res.Head)
 	return nil
+}
+
+// insideDir reports whether the file name lies in directory dir or below
+// it (after resolving symbolic links of the parts that exist).
+func insideDir(dir, name string) bool {
+	abs := func(p string) string {
+		a, err := filepath.Abs(p)
+		if err != nil {
+			return filepath.Clean(p)
+		}
+		if r, err := filepath.EvalSymlinks(a); err == nil {
+			return r
+		}
+		if r, err := filepath.EvalSymlinks(filepath.Dir(a)); err == nil {
+			return filepath.Join(r, filepath.Base(a))
+		}
+		return a
+	}
+	rel, err := filepath.Rel(abs(dir), abs(name))
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
 }
 
 // shiftedIDs adds --id-offset to the ids of a data file's events; its
@@ -191,3 +224,6 @@ func (s *shiftedIDs) Next() (stream.Event, error) {
 }
 
 func (s *shiftedIDs) Line() int { return s.r.Line() }
+
+// Key makes shiftedIDs a store.KeySource: the store keeps the row's string id.
+func (s *shiftedIDs) Key() string { return s.r.Key() }
