@@ -473,25 +473,31 @@ func (c *coeffSpace) probeChunk(ci int, fresh []*pairEntry, part []float64, w in
 		part[base+2*x], part[base+2*x+1] = dot2(e.s[lo:hi], e.s[lo:hi], e.y[lo:hi])
 		_, part[base+2*len(fresh)+x] = dot2(e.y[lo:hi], e.s[lo:hi], e.y[lo:hi])
 	}
-	for j, q := range c.probes {
-		qc := q[lo:hi]
-		row := base + (j+1)*w
-		x := 0
-		for ; x+probeBlock <= len(fresh); x += probeBlock {
-			var ps, py [probeBlock][]float64
-			for t := range probeBlock {
-				e := fresh[x+t]
-				ps[t], py[t] = e.s[lo:hi], e.y[lo:hi]
-			}
+	// Pairs in groups of probeBlock, each group against every probe: the
+	// group's chunks stay in L1 while the probes stream past them.
+	x := 0
+	for ; x+probeBlock <= len(fresh); x += probeBlock {
+		var ps, py [probeBlock][]float64
+		for t := range probeBlock {
+			e := fresh[x+t]
+			ps[t], py[t] = e.s[lo:hi], e.y[lo:hi]
+		}
+		for j, q := range c.probes {
+			row := base + (j+1)*w
 			var r [probeBlock][2]float64
-			dot2Hub(qc, &ps, &py, &r)
+			p2, y2 := ps, py
+			dot2Hub(q[lo:hi], &p2, &y2, &r)
 			for t := range probeBlock {
 				part[row+2*(x+t)], part[row+2*(x+t)+1] = r[t][0], r[t][1]
 			}
 		}
-		for ; x < len(fresh); x++ {
-			e := fresh[x]
-			part[row+2*x], part[row+2*x+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
+	}
+	for j, q := range c.probes {
+		qc := q[lo:hi]
+		row := base + (j+1)*w
+		for y := x; y < len(fresh); y++ {
+			e := fresh[y]
+			part[row+2*y], part[row+2*y+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
 		}
 	}
 }

@@ -190,3 +190,50 @@ func TestBatchedProductsSameBits(t *testing.T) {
 		}
 	}
 }
+
+// BenchmarkBatchedProducts: a step's batches at d = 10⁵ (m_q = 32): the
+// probe products of 8 new pairs and the Gram entries of 2 new pairs
+// against 10 others each, one worker, with and without the AVX-512 blocks.
+//
+//	go test ./align -run '^$' -bench BatchedProducts -benchtime 20x
+func BenchmarkBatchedProducts(b *testing.B) {
+	const d, m = 100000, 32
+	rng := rand.New(rand.NewPCG(17, 18))
+	probes := randVecs(rng, m, d)
+	vecs := randVecs(rng, 2*20, d)
+	ents := make([]*pairEntry, 20)
+	for i := range ents {
+		ents[i] = &pairEntry{key: uint64(2*i + 1), s: vecs[2*i], y: vecs[2*i+1]}
+	}
+	var jobs []gramJob
+	for _, h := range ents[:2] {
+		for _, o := range ents[10:] {
+			jobs = append(jobs, gramJob{h, o, &gramEntry{}})
+		}
+	}
+	for _, blocked := range []bool{false, true} {
+		if blocked && !(useAVX2 && hasAVX512) {
+			continue
+		}
+		name := "pairwise"
+		if blocked {
+			name = "blocked"
+		}
+		save := hasAVX512
+		hasAVX512 = blocked
+		c := newCoeffSpace(probes, d)
+		var buf []float64
+		var gbuf [][4]float64
+		b.Run("probes/"+name, func(b *testing.B) {
+			for b.Loop() {
+				c.probeProducts(ents[:8], 1, &buf)
+			}
+		})
+		b.Run("gram/"+name, func(b *testing.B) {
+			for b.Loop() {
+				c.gramProducts(jobs, 1, &gbuf)
+			}
+		})
+		hasAVX512 = save
+	}
+}
