@@ -174,6 +174,10 @@ type coeffSpace struct {
 	jobs  []gramJob
 	all   []*pairEntry
 
+	// refFresh are the reference's new pairs of the step, registered but
+	// not computed yet (registerRef, then prepare or finishRef).
+	refFresh []*pairEntry
+
 	groups []gramGroup // gramProducts' grouping of the jobs (gramGroups)
 	byHub  []int
 
@@ -698,24 +702,44 @@ func gramGroups(jobs []gramJob, groups []gramGroup, byHub []int) ([]gramGroup, [
 	return groups, byHub
 }
 
-// registerRef is register for the reference, whose new pairs it computes
-// in one batch with prepare's buffer (so that it does not allocate). Not
-// safe for concurrent use with prepare or itself.
+// registerRef is register for the reference, except that the reference's
+// new pairs are not computed here: they join the states' new pairs in
+// prepare's batch (so that the probes sweep them in full groups), or are
+// computed alone by finishRef before a Measure. Not safe for concurrent
+// use with prepare or itself.
 func (c *coeffSpace) registerRef(v *memView, mem *olbfgs.Memory) {
 	c.keysOf(v, mem)
 	c.attach(v, mem, v.keys)
-	fresh := c.fresh[:0]
+	pend := c.refFresh[:0]
 	for _, e := range v.ents {
 		if !e.computed() && e.mark != c.gen {
 			e.mark = c.gen
-			fresh = append(fresh, e)
+			pend = append(pend, e)
 		}
 	}
-	c.fresh = fresh
-	c.probeProducts(fresh, 1, &c.partP)
-	for _, e := range fresh {
+	c.refFresh = pend
+	if len(pend) == 0 {
+		c.refKappa(v)
+	}
+}
+
+// finishRef computes the reference's pending new pairs (registerRef) on up
+// to workers goroutines, if any, and the reference view's κ.
+func (c *coeffSpace) finishRef(v *memView, workers int) {
+	if len(c.refFresh) == 0 {
+		return
+	}
+	c.probeProducts(c.refFresh, workers, &c.partP)
+	for _, e := range c.refFresh {
 		e.once.Do(func() {}) // computed above
 	}
+	c.refFresh = c.refFresh[:0]
+	c.refKappa(v)
+}
+
+// refKappa sets v.kappa = max(1, max_i ‖s_i‖‖y_i‖/(s_iᵀy_i)) over its
+// (computed) entries.
+func (c *coeffSpace) refKappa(v *memView) {
 	v.kappa = 1
 	for i, e := range v.ents {
 		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
@@ -754,7 +778,7 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 		c.views = append(c.views, memView{})
 	}
 	views := c.views[:len(mems)]
-	fresh := c.fresh[:0]
+	fresh := append(c.fresh[:0], c.refFresh...) // the reference's (registerRef)
 	for i, mem := range mems {
 		c.keysOf(&views[i], mem)
 		c.attach(&views[i], mem, views[i].keys)
@@ -770,6 +794,10 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 	c.probeProducts(fresh, workers, &c.partP)
 	for _, e := range fresh {
 		e.once.Do(func() {}) // computed above
+	}
+	if len(c.refFresh) > 0 {
+		c.refFresh = c.refFresh[:0]
+		c.refKappa(rv)
 	}
 	jobs := c.jobs[:0]
 	c.mu.Lock()

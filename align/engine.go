@@ -493,6 +493,9 @@ func (e *Engine) Measure(st *olbfgs.Learner) Point {
 	if e.ref == nil {
 		panic("align: Measure before SetReference")
 	}
+	if e.coef != nil {
+		e.coef.finishRef(&e.refView, 1) // the reference's new pairs, if not yet
+	}
 	return e.measure(&e.scratch, st)
 }
 
