@@ -463,8 +463,11 @@ func (e *stepError) Unwrap() error { return e.err }
 
 // stepAll applies event e to the reference and then to every state, on up
 // to workers goroutines (each learner is stepped by one goroutine, so the
-// results are the bits of stepping them one after the other). It returns
-// the failure of the reference, else of the first state in order.
+// results are the bits of stepping them one after the other). A state whose
+// point in identical (the previous step's measurement) is Identical follows
+// the reference's step (olbfgs.Learner.Follow, the bits of its own step)
+// unless Follow refuses. It returns the failure of the reference, else of
+// the first state in order.
 func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int, identical []align.Point) error {
 	n := len(states) + 1
 	errs := make([]error, n)
