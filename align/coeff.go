@@ -2,6 +2,7 @@ package align
 
 import (
 	"math"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -130,6 +131,8 @@ type pairEntry struct {
 	once   sync.Once
 	ns, ny float64   // ‖s‖, ‖y‖
 	qs, qy []float64 // Qᵀs, Qᵀy (m_q each)
+
+	nj, hubAt int // gramGroups' scratch (under gramProducts' caller)
 }
 
 // gramEntry holds s_aᵀs_b, s_aᵀy_b, y_aᵀs_b, y_aᵀy_b for keys a ≤ b.
@@ -170,6 +173,13 @@ type coeffSpace struct {
 	fresh []*pairEntry
 	jobs  []gramJob
 	all   []*pairEntry
+
+	// refFresh are the reference's new pairs of the step, registered but
+	// not computed yet (registerRef, then prepare or finishRef).
+	refFresh []*pairEntry
+
+	groups []gramGroup // gramProducts' grouping of the jobs (gramGroups)
+	byHub  []int
 
 	used, fellBack uint64 // counters (under mu)
 }
@@ -467,12 +477,66 @@ func (c *coeffSpace) probeChunk(ci int, fresh []*pairEntry, part []float64, w in
 		part[base+2*x], part[base+2*x+1] = dot2(e.s[lo:hi], e.s[lo:hi], e.y[lo:hi])
 		_, part[base+2*len(fresh)+x] = dot2(e.y[lo:hi], e.s[lo:hi], e.y[lo:hi])
 	}
+	// Pairs in groups of probeBlock, each group against every probe: the
+	// group's chunks stay in L1 while the probes stream past them.
+	x := 0
+	for ; x+probeBlock <= len(fresh); x += probeBlock {
+		var ps, py [probeBlock][]float64
+		for t := range probeBlock {
+			e := fresh[x+t]
+			ps[t], py[t] = e.s[lo:hi], e.y[lo:hi]
+		}
+		for j, q := range c.probes {
+			row := base + (j+1)*w
+			var r [probeBlock][2]float64
+			p2, y2 := ps, py
+			dot2Hub(q[lo:hi], &p2, &y2, &r)
+			for t := range probeBlock {
+				part[row+2*(x+t)], part[row+2*(x+t)+1] = r[t][0], r[t][1]
+			}
+		}
+	}
 	for j, q := range c.probes {
 		qc := q[lo:hi]
 		row := base + (j+1)*w
-		for x, e := range fresh {
-			part[row+2*x], part[row+2*x+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
+		for y := x; y < len(fresh); y++ {
+			e := fresh[y]
+			part[row+2*y], part[row+2*y+1] = dot2(qc, e.s[lo:hi], e.y[lo:hi])
 		}
+	}
+}
+
+// probeBlock is the number of pairs dot2Hub sweeps a probe against at once.
+const probeBlock = 4
+
+// dot2Hub sets r[t] = dot2(q, ps[t], py[t]) for every t, bit for bit: with
+// AVX-512 in one sweep that loads q once for all the pairs
+// (dot2HubAVX512), otherwise pair by pair.
+func dot2Hub(q []float64, ps, py *[probeBlock][]float64, r *[probeBlock][2]float64) {
+	n := len(q)
+	n8 := n &^ 7
+	if !useAVX2 || !hasAVX512 || n8 == 0 {
+		for t := range probeBlock {
+			r[t][0], r[t][1] = dot2(q, ps[t], py[t])
+		}
+		return
+	}
+	var v [1 + 2*probeBlock]*float64
+	v[0] = &q[0]
+	for t := range probeBlock {
+		ps[t], py[t] = ps[t][:n], py[t][:n]
+		v[1+2*t], v[2+2*t] = &ps[t][0], &py[t][0]
+	}
+	var l [2 * probeBlock][8]float64
+	dot2HubAVX512(&v, n8, &l)
+	for t := range probeBlock {
+		a, b := ps[t], py[t]
+		for k := n8; k < n; k++ {
+			j := k & 7
+			l[2*t][j] += float64(q[k] * a[k])
+			l[2*t+1][j] += float64(q[k] * b[k])
+		}
+		r[t][0], r[t][1] = sum8(l[2*t][:]), sum8(l[2*t+1][:])
 	}
 }
 
@@ -482,7 +546,9 @@ type gramJob struct {
 }
 
 // gramProducts fills the jobs' Gram entries, on up to workers goroutines.
-// buf, if not nil, is reused for the partial sums.
+// buf, if not nil, is reused for the partial sums, and the jobs are swept
+// in groups sharing an entry (gramGroups); buf is nil only for gramOf's
+// single jobs, which may run concurrently.
 func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64) {
 	if len(jobs) == 0 {
 		return
@@ -499,12 +565,22 @@ func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64
 	} else {
 		part = make([][4]float64, nch*len(jobs))
 	}
+	var groups []gramGroup
+	if buf != nil { // prepare's batch (not concurrent): the entries' nj, hubAt are free
+		c.groups, c.byHub = gramGroups(jobs, c.groups, c.byHub)
+		groups = c.groups
+	} else { // gramOf's single job, possibly concurrent with others
+		groups = make([]gramGroup, len(jobs))
+		for t, j := range jobs {
+			groups[t] = gramGroup{hub: j.a, k: 1, job: [gramBlock]int{t}}
+		}
+	}
 	if workers <= 1 || nch <= 1 { // no closure: nothing allocated
 		for ci := range nch {
-			gramChunk(ci, d, jobs, part)
+			gramChunk(ci, d, jobs, groups, part)
 		}
 	} else {
-		parallel(workers, nch, func(ci int) { gramChunk(ci, d, jobs, part) })
+		parallel(workers, nch, func(ci int) { gramChunk(ci, d, jobs, groups, part) })
 	}
 	for t, j := range jobs {
 		var v [4]float64
@@ -519,32 +595,151 @@ func (c *coeffSpace) gramProducts(jobs []gramJob, workers int, buf *[][4]float64
 	}
 }
 
-// gramChunk computes the partial sums of chunk ci for gramProducts.
-func gramChunk(ci, d int, jobs []gramJob, part [][4]float64) {
+// gramChunk computes the partial sums of chunk ci for gramProducts, group
+// by group (gramGroups): each group's hub is swept once against its
+// partners (dot4Hub). A job's sums are the bits of dot4 on its own pair
+// of entries, in either order (a product or a sum of two terms does not
+// depend on their order), so the grouping changes no result.
+func gramChunk(ci, d int, jobs []gramJob, groups []gramGroup, part [][4]float64) {
 	lo, hi := ci*chunk, min(d, (ci+1)*chunk)
-	for t, j := range jobs {
-		part[ci*len(jobs)+t] = dot4(j.a.s[lo:hi], j.a.y[lo:hi], j.b.s[lo:hi], j.b.y[lo:hi])
+	for gi := range groups {
+		g := &groups[gi]
+		var os, oy [gramBlock][]float64
+		for x := range g.k {
+			j := jobs[g.job[x]]
+			o := j.b
+			if o == g.hub {
+				o = j.a
+			}
+			os[x], oy[x] = o.s[lo:hi], o.y[lo:hi]
+		}
+		var r [gramBlock][4]float64
+		dot4Hub(g.hub.s[lo:hi], g.hub.y[lo:hi], &os, &oy, g.k, &r)
+		for x := range g.k {
+			t := g.job[x]
+			v := r[x]
+			if jobs[t].a != g.hub { // hub is b: sᵀs', sᵀy', yᵀs', yᵀy' of (a, b)
+				v[1], v[2] = v[2], v[1]
+			}
+			part[ci*len(jobs)+t] = v
+		}
 	}
 }
 
-// registerRef is register for the reference, whose new pairs it computes
-// in one batch with prepare's buffer (so that it does not allocate). Not
-// safe for concurrent use with prepare or itself.
+// gramBlock is the number of partners dot4Hub sweeps a hub against at once.
+const gramBlock = 4
+
+// gramGroup is up to gramBlock jobs sharing the entry hub.
+type gramGroup struct {
+	hub *pairEntry
+	k   int
+	job [gramBlock]int
+}
+
+// gramGroups groups the jobs by a shared entry: each job goes to the one of
+// its two entries that occurs in more jobs (a step's new pairs: each state's
+// against its memory and the reference's, the reference's against every
+// state's pairs), and a hub's jobs are cut into groups of gramBlock, in
+// order of first occurrence. byHub is scratch. Allocates only to grow
+// groups and byHub.
+func gramGroups(jobs []gramJob, groups []gramGroup, byHub []int) ([]gramGroup, []int) {
+	for _, j := range jobs {
+		j.a.nj, j.b.nj = 0, 0
+	}
+	for _, j := range jobs {
+		j.a.nj++
+		if j.b != j.a {
+			j.b.nj++
+		}
+	}
+	hub := func(j gramJob) *pairEntry {
+		if j.b.nj > j.a.nj {
+			return j.b
+		}
+		return j.a
+	}
+	// Counting sort of the jobs by hub, hubs in order of first occurrence:
+	// nj becomes the hub's first position in byHub, then its next free one.
+	for _, j := range jobs {
+		j.a.hubAt, j.b.hubAt = -1, -1
+	}
+	n := 0
+	for _, j := range jobs {
+		if h := hub(j); h.hubAt < 0 {
+			h.hubAt = n
+			n += h.nj
+		}
+	}
+	// Jobs of a hub are at most nj (its count over all jobs), so the ranges
+	// above are large enough; unused places are skipped (−1).
+	byHub = slices.Grow(byHub[:0], n)[:n]
+	for i := range byHub {
+		byHub[i] = -1
+	}
+	for t, j := range jobs {
+		h := hub(j)
+		byHub[h.hubAt] = t
+		h.hubAt++
+	}
+	groups = groups[:0]
+	var g gramGroup
+	for _, t := range byHub {
+		if t < 0 {
+			continue
+		}
+		h := hub(jobs[t])
+		if g.k == gramBlock || (g.k > 0 && g.hub != h) {
+			groups = append(groups, g)
+			g = gramGroup{}
+		}
+		g.hub = h
+		g.job[g.k] = t
+		g.k++
+	}
+	if g.k > 0 {
+		groups = append(groups, g)
+	}
+	return groups, byHub
+}
+
+// registerRef is register for the reference, except that the reference's
+// new pairs are not computed here: they join the states' new pairs in
+// prepare's batch (so that the probes sweep them in full groups), or are
+// computed alone by finishRef before a Measure. Not safe for concurrent
+// use with prepare or itself.
 func (c *coeffSpace) registerRef(v *memView, mem *olbfgs.Memory) {
 	c.keysOf(v, mem)
 	c.attach(v, mem, v.keys)
-	fresh := c.fresh[:0]
+	pend := c.refFresh[:0]
 	for _, e := range v.ents {
 		if !e.computed() && e.mark != c.gen {
 			e.mark = c.gen
-			fresh = append(fresh, e)
+			pend = append(pend, e)
 		}
 	}
-	c.fresh = fresh
-	c.probeProducts(fresh, 1, &c.partP)
-	for _, e := range fresh {
+	c.refFresh = pend
+	if len(pend) == 0 {
+		c.refKappa(v)
+	}
+}
+
+// finishRef computes the reference's pending new pairs (registerRef) on up
+// to workers goroutines, if any, and the reference view's κ.
+func (c *coeffSpace) finishRef(v *memView, workers int) {
+	if len(c.refFresh) == 0 {
+		return
+	}
+	c.probeProducts(c.refFresh, workers, &c.partP)
+	for _, e := range c.refFresh {
 		e.once.Do(func() {}) // computed above
 	}
+	c.refFresh = c.refFresh[:0]
+	c.refKappa(v)
+}
+
+// refKappa sets v.kappa = max(1, max_i ‖s_i‖‖y_i‖/(s_iᵀy_i)) over its
+// (computed) entries.
+func (c *coeffSpace) refKappa(v *memView) {
 	v.kappa = 1
 	for i, e := range v.ents {
 		if k := e.ns * e.ny / v.sy[i]; k > v.kappa {
@@ -583,7 +778,7 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 		c.views = append(c.views, memView{})
 	}
 	views := c.views[:len(mems)]
-	fresh := c.fresh[:0]
+	fresh := append(c.fresh[:0], c.refFresh...) // the reference's (registerRef)
 	for i, mem := range mems {
 		c.keysOf(&views[i], mem)
 		c.attach(&views[i], mem, views[i].keys)
@@ -599,6 +794,10 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 	c.probeProducts(fresh, workers, &c.partP)
 	for _, e := range fresh {
 		e.once.Do(func() {}) // computed above
+	}
+	if len(c.refFresh) > 0 {
+		c.refFresh = c.refFresh[:0]
+		c.refKappa(rv)
 	}
 	jobs := c.jobs[:0]
 	c.mu.Lock()
@@ -697,6 +896,40 @@ func dot4(s, y, s2, y2 []float64) [4]float64 {
 		l[24+j] += float64(y[k] * y2[k])
 	}
 	return [4]float64{sum8(l[0:8]), sum8(l[8:16]), sum8(l[16:24]), sum8(l[24:32])}
+}
+
+// dot4Hub sets r[x] = dot4(hs, hy, os[x], oy[x]) for x < k, bit for bit:
+// with AVX-512 and k = gramBlock in one sweep that loads the hub once for
+// all partners (dot4HubAVX512), otherwise partner by partner.
+func dot4Hub(hs, hy []float64, os, oy *[gramBlock][]float64, k int, r *[gramBlock][4]float64) {
+	n := len(hs)
+	n8 := n &^ 7
+	if !useAVX2 || !hasAVX512 || k != gramBlock || n8 == 0 {
+		for x := range k {
+			r[x] = dot4(hs, hy, os[x], oy[x])
+		}
+		return
+	}
+	hy = hy[:n]
+	var v [10]*float64
+	v[0], v[1] = &hs[0], &hy[0]
+	for x := range gramBlock {
+		os[x], oy[x] = os[x][:n], oy[x][:n]
+		v[2+2*x], v[3+2*x] = &os[x][0], &oy[x][0]
+	}
+	var l [4 * gramBlock][8]float64
+	dot4HubAVX512(&v, n8, &l)
+	for x := range gramBlock {
+		ls, ly := os[x], oy[x]
+		for k := n8; k < n; k++ {
+			j := k & 7
+			l[4*x][j] += float64(hs[k] * ls[k])
+			l[4*x+1][j] += float64(hs[k] * ly[k])
+			l[4*x+2][j] += float64(hy[k] * ls[k])
+			l[4*x+3][j] += float64(hy[k] * ly[k])
+		}
+		r[x] = [4]float64{sum8(l[4*x][:]), sum8(l[4*x+1][:]), sum8(l[4*x+2][:]), sum8(l[4*x+3][:])}
+	}
 }
 
 // gramOf returns the four inner products of pairs a and b (a's vectors

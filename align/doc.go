@@ -84,8 +84,14 @@
 // whose hits are checked bit for bit (never merging two pairs), and are
 // recycled, so that a step allocates nothing once the engine has held as
 // many pairs as it holds at once (apart from starting goroutines when
-// MeasureAll has more than one worker). Below 4096 nothing changes, so the
-// benchmark's d = 25 tables keep their bits.
+// MeasureAll has more than one worker). With AVX-512 the batches sweep one
+// pair (or probe) against four others at a time, in the lanes and order of
+// the AVX2 kernels, so with the same bits (dot4Hub, dot2Hub). Below 4096
+// nothing changes, so the benchmark's d = 25 tables keep their bits.
+//
+// The identity check of a state against the reference compares w and, for
+// a memory found equal to the reference's at the previous step, only the
+// newest pairs' vectors (olbfgs.Memory.EqualSince: O(d) instead of O(τd)).
 //
 // [Engine.MeasureAll] measures the states of a step on several goroutines,
 // each with its own buffers, with the bits of Measure; package experiment

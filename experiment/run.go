@@ -361,7 +361,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
 			if e.Op == stream.Insert { // a delete after t_del changes no state (spec §8)
-				if err := stepAll(ref, states, e, ws.meter.workers); err != nil {
+				if err := stepAll(ref, states, e, ws.meter.workers, ws.meter.points[:len(states)]); err != nil {
 					var se *stepError
 					if errors.As(err, &se) && se.i >= 0 {
 						return nil, fmt.Errorf("%w: %s at k = %d: %w", ErrRun, ops[se.i].Name(), k, se.err)
@@ -463,9 +463,12 @@ func (e *stepError) Unwrap() error { return e.err }
 
 // stepAll applies event e to the reference and then to every state, on up
 // to workers goroutines (each learner is stepped by one goroutine, so the
-// results are the bits of stepping them one after the other). It returns
-// the failure of the reference, else of the first state in order.
-func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int) error {
+// results are the bits of stepping them one after the other). A state whose
+// point in identical (the previous step's measurement) is Identical follows
+// the reference's step (olbfgs.Learner.Follow, the bits of its own step)
+// unless Follow refuses. It returns the failure of the reference, else of
+// the first state in order.
+func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int, identical []align.Point) error {
 	n := len(states) + 1
 	errs := make([]error, n)
 	learner := func(t int) *olbfgs.Learner {
@@ -474,8 +477,15 @@ func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, work
 		}
 		return states[t-1]
 	}
+	// A state bitwise identical to the reference (align's Identical at the
+	// previous step: w and Z) follows the reference's step instead of
+	// computing it (olbfgs.Learner.Follow: the same bits, O(d)).
+	follows := func(t int) bool { return t > 0 && t-1 < len(identical) && identical[t-1].Identical }
 	if workers <= 1 {
 		for t := range n {
+			if follows(t) {
+				continue
+			}
 			if errs[t] = learner(t).Step(e); errs[t] != nil {
 				break
 			}
@@ -490,11 +500,20 @@ func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, work
 					if t >= n {
 						return
 					}
-					errs[t] = learner(t).Step(e)
+					if !follows(t) {
+						errs[t] = learner(t).Step(e)
+					}
 				}
 			})
 		}
 		wg.Wait()
+	}
+	if errs[0] == nil {
+		for t := 1; t < n; t++ {
+			if follows(t) && !learner(t).Follow(ref, e) {
+				errs[t] = learner(t).Step(e)
+			}
+		}
 	}
 	for t, err := range errs {
 		if err != nil {

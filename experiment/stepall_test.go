@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"testing"
 
+	"unlearn/align"
 	"unlearn/internal/floatbits"
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -36,7 +37,7 @@ func TestStepAll(t *testing.T) {
 			states := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2)}
 			want := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2), newLearner(2)}
 			for k, e := range []stream.Event{ev(1, 0.5, -1), ev(2, 1, 0.25), ev(3, -0.75, 2)} {
-				if err := stepAll(ref, states, e, workers); err != nil {
+				if err := stepAll(ref, states, e, workers, nil); err != nil {
 					t.Fatal(err)
 				}
 				for _, l := range want {
@@ -50,14 +51,29 @@ func TestStepAll(t *testing.T) {
 					}
 				}
 			}
+			// States flagged identical to the reference follow its steps
+			// (olbfgs.Learner.Follow): the same states, bit for bit.
+			ref2 := newLearner(2)
+			fol := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2)}
+			flags := []align.Point{{Identical: true}, {}, {Identical: true}}
+			for k, e := range []stream.Event{ev(1, 0.5, -1), ev(2, 1, 0.25), ev(3, -0.75, 2), ev(5, 0, 0)} {
+				if err := stepAll(ref2, fol, e, workers, flags); err != nil {
+					t.Fatal(err)
+				}
+				for i, l := range fol {
+					if !l.Equal(ref2) {
+						t.Fatalf("step %d, follower %d: not the reference's state", k, i)
+					}
+				}
+			}
 			// States 1 and 2 of dimension 3 fail on a 2-dimensional event.
 			bad := []*olbfgs.Learner{newLearner(2), newLearner(3), newLearner(3)}
-			err := stepAll(newLearner(2), bad, ev(4, 1, 1), workers)
+			err := stepAll(newLearner(2), bad, ev(4, 1, 1), workers, nil)
 			var se *stepError
 			if !errors.As(err, &se) || se.i != 1 {
 				t.Fatalf("error %v, want the failure of state 1", err)
 			}
-			err = stepAll(newLearner(3), bad, ev(4, 1, 1), workers)
+			err = stepAll(newLearner(3), bad, ev(4, 1, 1), workers, nil)
 			if !errors.As(err, &se) || se.i != -1 {
 				t.Fatalf("error %v, want the failure of the reference", err)
 			}

@@ -38,6 +38,20 @@ type Learner struct {
 	dirSparse bool
 
 	ckpt *checkpoints
+
+	// last describes the last successful Step, for Follow: valid while
+	// last.t == t, w is unchanged (every method that changes w other than
+	// Step clears last.ok) and Z still has version last.ver.
+	last lastStep
+}
+
+// lastStep is what Follow needs of a learner's last Step.
+type lastStep struct {
+	ok     bool
+	t      int   // the event count after the step
+	id     int64 // the inserted sample's id
+	ver    uint64
+	pushed bool // the step pushed a pair (as the newest)
 }
 
 // New returns a learner at θ0 = (0, ∅) for the given loss. It returns an
@@ -90,6 +104,7 @@ func (l *Learner) SetW(w []float64) {
 	}
 	copy(l.w, w)
 	l.dirOK = false
+	l.last.ok = false
 	l.ckpt = nil
 }
 
@@ -121,6 +136,7 @@ func (l *Learner) MarkDeleted(ids ...int64) {
 	for _, id := range ids {
 		if i, ok := slices.BinarySearch(l.deleted, id); !ok {
 			l.deleted = slices.Insert(l.deleted, i, id)
+			l.last.ok = false
 			l.ckpt = nil
 		}
 	}
@@ -151,10 +167,14 @@ func (l *Learner) Step(e stream.Event) error {
 				return fmt.Errorf("%w: event %d (id %d): ‖payload‖ = %v > SampleBound = %v", ErrSampleBound, l.t+1, e.ID, n, b)
 			}
 		}
+		skipped0 := l.skipped
+		l.last.ok = false
 		if err := l.insert(e.ID, e.Sample); err != nil {
 			return fmt.Errorf("event %d (id %d): %w", l.t+1, e.ID, err)
 		}
+		l.last = lastStep{ok: true, t: l.t + 1, id: e.ID, ver: l.mem.ver, pushed: l.skipped == skipped0}
 	case stream.Delete:
+		l.last.ok = false
 		i, ok := slices.BinarySearch(l.deleted, e.ID)
 		if ok {
 			return fmt.Errorf("%w: event %d: id %d: %w", ErrEvent, l.t+1, e.ID, stream.ErrRepeatedDeletion)
@@ -310,6 +330,7 @@ func (l *Learner) Reset() {
 	clear(l.w)
 	l.mem.Reset()
 	l.dirOK = false
+	l.last.ok = false
 	l.ckpt = nil
 }
 
@@ -326,11 +347,67 @@ func (l *Learner) CopyFrom(src *Learner) {
 	}
 	l.loss = src.loss
 	l.dirOK = false
+	l.last.ok = false
 	copy(l.w, src.w)
 	l.mem.CopyFrom(src.mem)
 	l.t, l.skipped = src.t, src.skipped
 	l.deleted = append(l.deleted[:0], src.deleted...)
 	l.ckpt = nil
+}
+
+// Follow applies the insert e to l by copying the outcome of src's last
+// Step — which must have been Step(e), taken from the same w and Z as l's
+// (bitwise: floatbits.Equal of W, Memory.Equal) — instead of computing it:
+// w is copied and the pair src pushed, if any, is pushed (O(d) instead of
+// the two-loop's O(τd)); l's event count, and its skipped count if src
+// skipped the pair, go up by one. An insert depends on nothing else than
+// w, Z, the configuration, the loss and the sample (not on the counters nor
+// the deleted ids), and Step is deterministic, so l ends bitwise as its own
+// Step(e) would leave it. A learner stepping in lockstep with another (a
+// state that the deletion left equal to the reference) then costs no
+// two-loop of its own.
+//
+// The caller vouches for the equality of w and Z before src's step (for
+// the experiment runner, align's Identical at the previous step); Follow
+// checks the rest and returns false without changing l unless it applies:
+// the event is an insert with the id of src's last step, src has not
+// changed since that step (event count, w, Z version), l has src's
+// configuration and loss, keeps no checkpoints and has not just taken e
+// itself (a second Follow of the same step). Then l.Step(e) is the
+// way to step it.
+func (l *Learner) Follow(src *Learner, e stream.Event) bool {
+	ls := src.last
+	if l == src || l.ckpt != nil || e.Op != stream.Insert || !ls.ok || ls.t != src.t || ls.id != e.ID ||
+		ls.ver != src.mem.ver || l.cfg != src.cfg || !sameLoss(l.loss, src.loss) ||
+		(l.last.ok && l.last.t == l.t && l.last.id == e.ID && l.last.ver == l.mem.ver) {
+		return false
+	}
+	if ls.pushed {
+		if n := src.mem.Len(); n > 0 {
+			p := src.mem.Pair(n - 1)
+			l.mem.push(p.S, p.Y, src.mem.Curvature(n-1), p.Source)
+		} else { // capacity 0: push stored nothing
+			l.mem.push(nil, nil, 0, nil)
+		}
+	} else {
+		l.skipped++
+	}
+	l.dirOK = false
+	copy(l.w, src.w)
+	l.t++
+	l.last = lastStep{ok: true, t: l.t, id: e.ID, ver: l.mem.ver, pushed: ls.pushed}
+	return true
+}
+
+// sameLoss reports whether a and b are the same loss (a == b, false where
+// the dynamic types are not comparable).
+func sameLoss(a, b stream.Loss) (same bool) {
+	defer func() {
+		if recover() != nil {
+			same = false
+		}
+	}()
+	return a == b
 }
 
 // Clone returns a deep copy of the learner's state (without checkpoints).

@@ -39,6 +39,9 @@ type Memory struct {
 	// DropTouching, CopyFrom): a learner's cached direction is valid only
 	// for the version it was computed at (Learner.NextDirection).
 	ver uint64
+	// pushVer is ver after the last push: pushVer == ver when the last
+	// change was a push (EqualSince).
+	pushVer uint64
 }
 
 // eagerFloats is the largest τ·d for which NewMemory allocates every slot
@@ -221,6 +224,7 @@ func (m *Memory) push(s, y []float64, sy float64, source []int64) {
 		return
 	}
 	m.ver++
+	m.pushVer = m.ver
 	var k int
 	switch {
 	case len(m.free) > 0:
@@ -329,6 +333,44 @@ func (m *Memory) Clone() *Memory {
 	c := NewMemory(m.d, m.capacity, m.gamma0)
 	c.CopyFrom(m)
 	return c
+}
+
+// Version returns the memory's version: a counter that every change of
+// the stored pairs (Push, Reset, DropTouching, CopyFrom, a learner's
+// insert) increments. Changes written through the slices of [Memory.Pair]
+// are not seen (they must not be made).
+func (m *Memory) Version() uint64 { return m.ver }
+
+// EqualSince reports m.Equal(o), given that the caller saw m.Equal(o) true
+// when m had version mv and o version ov (Version). If since then neither
+// changed, or each changed by exactly one push (a step of two learners in
+// lockstep), the pairs they held then are still equal — a push writes only
+// the new pair's slot, and both evict their oldest pair or neither — so
+// only the O(τ) fields of Equal and the newest pairs' vectors are
+// compared: O(d) instead of O(τd). Otherwise it is Equal.
+func (m *Memory) EqualSince(o *Memory, mv, ov uint64) bool {
+	if m == o {
+		return true
+	}
+	unchanged := m.ver == mv && o.ver == ov
+	pushed := m.ver == mv+1 && m.pushVer == m.ver && o.ver == ov+1 && o.pushVer == o.ver
+	if !unchanged && !pushed {
+		return m.Equal(o)
+	}
+	if m.d != o.d || m.capacity != o.capacity || m.gamma0 != o.gamma0 || len(m.order) != len(o.order) {
+		return false
+	}
+	for i, k := range m.order {
+		l := o.order[i]
+		if math.Float64bits(m.sy[k]) != math.Float64bits(o.sy[l]) || !slices.Equal(m.source[k], o.source[l]) {
+			return false
+		}
+	}
+	if n := len(m.order); pushed && n > 0 {
+		a, b := m.Pair(n-1), o.Pair(n-1)
+		return floatbits.Equal(a.S, b.S) && floatbits.Equal(a.Y, b.Y)
+	}
+	return true
 }
 
 // Equal reports whether m and o hold bit-identical pairs with identical
