@@ -90,7 +90,11 @@ func auditWorlds(a, b *olbfgs.Learner, req unlearn.Request, op unlearn.Operator,
 		}
 		return nil, nil, rel, certifyFlagError(err)
 	}
-	rel.Mechanism = fmt.Sprintf("certify.Certify: w projected onto the learner's ball + N(0, σ²I), memory %s; α %s (%s)", cert.Memory, cert.Sensitivity.Source, cert.Provenance)
+	alphaHow := cert.Sensitivity.Source
+	if cert.Provenance.String() != alphaHow {
+		alphaHow += " (" + cert.Provenance.String() + ")"
+	}
+	rel.Mechanism = fmt.Sprintf("certify.Certify: w projected onto the learner's ball + N(0, σ²I), memory %s; α %s", cert.Memory, alphaHow)
 	rel.Alpha, rel.Sigma = cert.Sensitivity.Alpha, cert.Sigma
 	return audit.Certified(a, spec), audit.Certified(b, spec), rel, nil
 }
@@ -426,6 +430,13 @@ func writeAuditTable(b *strings.Builder, rep *audit.Report) {
 		}
 		fmt.Fprintf(b, "| %s | %s | %s %.4g | %d/%d | %d/%d | %.4g | %.4g | %.4g |\n", t.Name, t.Statistic, side, t.Threshold,
 			t.FalsePositives, t.NegativesB, t.FalseNegatives, t.PositivesA, t.FPRUpper, t.FNRUpper, t.EpsilonLB)
+	}
+	separated := false
+	for _, t := range rep.Tests {
+		separated = separated || t.EpsilonLB > 0
+	}
+	if !separated {
+		b.WriteString("\nno test separated the two worlds: every test's ε_lb is 0 at this confidence (a threshold that guesses A for almost every trial of both worlds is what the selection picks when nothing separates them)\n")
 	}
 	rel := "≤"
 	if rep.Verdict == audit.Violation {

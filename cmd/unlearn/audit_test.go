@@ -52,6 +52,8 @@ func TestAuditConsistent(t *testing.T) {
 	require.Contains(t, o, "seeded: for speed, not deployment")
 	require.Contains(t, o, "wrote "+out)
 	require.Contains(t, o, "memory reset", "the summary names the memory released")
+	require.Contains(t, o, "no test separated the two worlds", "ε_lb = 0 in every test is said in words")
+	require.NotContains(t, o, "assumed (assumed)")
 	var rec auditRecord
 	b, err := os.ReadFile(out)
 	require.NoError(t, err)
@@ -104,6 +106,7 @@ func TestAuditViolation(t *testing.T) {
 	require.NoError(t, err, o)
 	require.Equal(t, 1, *exits, "a violation exits with status 3")
 	require.Contains(t, lastLine(o), "> certified ε = 1: VIOLATION")
+	require.NotContains(t, o, "no test separated")
 }
 
 func TestAuditFlagErrors(t *testing.T) {
