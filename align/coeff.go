@@ -4,11 +4,11 @@ import (
 	"math"
 	"slices"
 	"sync"
-	"sync/atomic"
 
 	"gonum.org/v1/gonum/floats"
 
 	"unlearn/internal/floatbits"
+	par "unlearn/internal/parallel"
 	"unlearn/olbfgs"
 )
 
@@ -827,29 +827,8 @@ func (c *coeffSpace) prepare(rv *memView, mems []*olbfgs.Memory, workers int) {
 	}
 }
 
-// parallel runs f(0..n−1) on up to workers goroutines.
-func parallel(workers, n int, f func(int)) {
-	if workers <= 1 || n <= 1 {
-		for t := range n {
-			f(t)
-		}
-		return
-	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range min(workers, n) {
-		wg.Go(func() {
-			for {
-				t := int(next.Add(1)) - 1
-				if t >= n {
-					return
-				}
-				f(t)
-			}
-		})
-	}
-	wg.Wait()
-}
+// parallel runs f(0..n−1) on up to workers goroutines (parallel.For).
+func parallel(workers, n int, f func(int)) { par.For(workers, n, f) }
 
 // dot2 returns qᵀa and qᵀb in one sweep: eight partial sums each, over
 // the coordinates k mod 8, combined as ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).

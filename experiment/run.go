@@ -11,12 +11,12 @@ import (
 	"runtime"
 	"slices"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"golang.org/x/sync/errgroup"
 
 	"unlearn/align"
+	"unlearn/internal/parallel"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -481,33 +481,11 @@ func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, work
 	// previous step: w and Z) follows the reference's step instead of
 	// computing it (olbfgs.Learner.Follow: the same bits, O(d)).
 	follows := func(t int) bool { return t > 0 && t-1 < len(identical) && identical[t-1].Identical }
-	if workers <= 1 {
-		for t := range n {
-			if follows(t) {
-				continue
-			}
-			if errs[t] = learner(t).Step(e); errs[t] != nil {
-				break
-			}
+	parallel.For(workers, n, func(t int) {
+		if !follows(t) {
+			errs[t] = learner(t).Step(e)
 		}
-	} else {
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range min(workers, n) {
-			wg.Go(func() {
-				for {
-					t := int(next.Add(1)) - 1
-					if t >= n {
-						return
-					}
-					if !follows(t) {
-						errs[t] = learner(t).Step(e)
-					}
-				}
-			})
-		}
-		wg.Wait()
-	}
+	})
 	if errs[0] == nil {
 		for t := 1; t < n; t++ {
 			if follows(t) && !learner(t).Follow(ref, e) {
