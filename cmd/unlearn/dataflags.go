@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -186,4 +189,55 @@ func reportDataStats(w io.Writer, st dataset.Stats, classes []string) {
 	if st.Comments > 0 {
 		fmt.Fprintf(w, "skipped %d comment lines\n", st.Comments)
 	}
+}
+
+// looksLikeStream reports whether the file name starts as a stream file
+// does (spec §1.1: a JSON header object on the first line), that is,
+// whether its first non-blank byte is '{'. A CSV file starts with a
+// header row or a value, a LIBSVM file with a label, an IDX file with two
+// zero bytes; none starts with '{'.
+func looksLikeStream(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return false, err
+	}
+	b := bytes.TrimLeft(buf[:n], " \t\r\n\ufeff")
+	return len(b) > 0 && b[0] == '{', nil
+}
+
+// notADataFile returns an error that says how to read the file name with
+// --data when a stream file was expected (a positional file of ingest,
+// --stream of train and run) but the file does not start like a stream
+// and its name says it is a CSV, LIBSVM or IDX file; nil otherwise (the
+// stream reader then reports what is wrong, with its line). what names
+// the flag that gave the file ("--stream"), or is empty for an argument.
+func notADataFile(what, name string) error {
+	ok, err := looksLikeStream(name)
+	if err != nil || ok {
+		return nil
+	}
+	f, err := dataset.DetectFormat(name, dataset.Options{})
+	if err != nil {
+		return nil
+	}
+	with := map[dataset.Format]string{
+		dataset.CSV:    " (with --label COLUMN, and --id COLUMN for row ids)",
+		dataset.LIBSVM: "",
+		dataset.IDX:    " (with --classes NEG,POS)",
+	}[f]
+	article := "a"
+	if f == dataset.IDX {
+		article = "an"
+	}
+	if what != "" {
+		what += " "
+	}
+	return usageError{fmt.Errorf("%s%s looks like %s %s file, not a stream: use --data %s%s",
+		what, name, article, strings.ToUpper(string(f)), name, with)}
 }

@@ -102,6 +102,9 @@ refused inside the store directory.`,
 				return ingestData(cmd, s, data, mapping, &df, offset, batch)
 			}
 			for _, name := range files {
+				if err := notADataFile("", name); err != nil {
+					return err
+				}
 				f, err := os.Open(name)
 				if err != nil {
 					return err

@@ -151,7 +151,7 @@ mapped ids.`,
 				if data != "" {
 					flag, file = "data", data
 					h, src, mapping, err2 = runDataFile(cmd.ErrOrStderr(), fl, data, &df, kind, d, events)
-				} else {
+				} else if err2 = notADataFile("--stream", in); err2 == nil {
 					h, src, err2 = experiment.StreamFile(in)
 				}
 				if err2 != nil {

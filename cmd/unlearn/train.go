@@ -74,6 +74,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if data != "" {
 				return trainData(cmd, data, out, &df, upTo, cfg)
 			}
+			if err := notADataFile("--stream", in); err != nil {
+				return err
+			}
 			h, err := stream.ReadFile(in)
 			if err != nil {
 				return err

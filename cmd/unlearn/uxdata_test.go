@@ -1,0 +1,101 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestEvaluateData: evaluate --data reads a data set with the shared data
+// flags and reports the same numbers, digit for digit, as evaluating the
+// converted stream file, given by --stream or (the old invocation) by
+// --data; kind and d come from the model.
+func TestEvaluateData(t *testing.T) {
+	dir := t.TempDir()
+	files := dataFiles(t, dir)
+	for _, name := range []string{"csv", "libsvm"} {
+		t.Run(name, func(t *testing.T) {
+			c := files[name]
+			file, flags := c[0], c[1:]
+			if name == "libsvm" {
+				flags = nil // d from the model
+			}
+			conv := filepath.Join(dir, name+".jsonl")
+			o, err := runCLI(t, append([]string{"convert", file, "--out", conv}, c[1:]...)...)
+			require.NoError(t, err, o)
+			state := filepath.Join(dir, name+".state")
+			o, err = runCLI(t, "train", "--stream", conv, "--tau", "3", "--out", state)
+			require.NoError(t, err, o)
+
+			want, err := runCLI(t, "evaluate", "--state", state, "--stream", conv)
+			require.NoError(t, err, want)
+			old, err := runCLI(t, "evaluate", "--state", state, "--data", conv)
+			require.NoError(t, err, old)
+			got, err := runCLI(t, append([]string{"evaluate", "--state", state, "--data", file}, flags...)...)
+			require.NoError(t, err, got)
+			require.Equal(t, want, old, "--data STREAM reads a stream as before")
+			require.Equal(t, want, got, "--data DATASET evaluates as its converted stream")
+			require.Contains(t, got, " 40 ", "n = 40 rows")
+		})
+	}
+
+	state := filepath.Join(dir, "csv.state")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"kind mismatch", []string{"--data", files["csv"][0], "--label", "label", "--id", "name", "--kind", "regression"}, "--kind: regression, but the model's loss is logistic"},
+		{"d mismatch", []string{"--data", files["libsvm"][0]}, "line 1, column 12: index 6 exceeds d = 3"}, // d is the model's
+		{"data flag with a stream", []string{"--stream", filepath.Join(dir, "csv.jsonl"), "--label", "label"}, "--label: only with --data"},
+		{"both", []string{"--stream", "a.jsonl", "--data", "b.csv"}, "--data: give either --data or --stream"},
+		{"neither", nil, "--data: required"},
+		{"stream flag on a CSV", []string{"--stream", files["csv"][0]}, "--stream " + files["csv"][0] + " looks like a CSV file, not a stream: use --data " + files["csv"][0]},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runCLI(t, append([]string{"evaluate", "--state", state}, c.args...)...)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+}
+
+// TestStreamArgumentIsADataFile: a data file given where a stream file is
+// expected is refused with the --data invocation to use instead, before
+// any write; a stream file whose name says .csv is still read as a stream
+// (the content decides).
+func TestStreamArgumentIsADataFile(t *testing.T) {
+	dir := t.TempDir()
+	files := dataFiles(t, dir)
+	model := filepath.Join(dir, "model")
+	o, err := runCLI(t, "init", "--store", model, "--kind", "logistic", "--d", "3", "--tau", "3")
+	require.NoError(t, err, o)
+	csv, svm, idx := files["csv"][0], files["libsvm"][0], files["idx"][0]
+	out := filepath.Join(dir, "out.json")
+	for _, c := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"ingest CSV", []string{"ingest", "--store", model, csv}, csv + " looks like a CSV file, not a stream: use --data " + csv + " (with --label COLUMN"},
+		{"train LIBSVM", []string{"train", "--stream", svm, "--out", out}, "--stream " + svm + " looks like a LIBSVM file, not a stream: use --data " + svm},
+		{"run IDX", []string{"run", "--stream", idx, "--t-del", "5", "--mode", "recent", "--out", out}, "--stream " + idx + " looks like an IDX file, not a stream: use --data " + idx + " (with --classes NEG,POS)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := runCLI(t, c.args...)
+			require.ErrorContains(t, err, c.want)
+		})
+	}
+	_, err = os.Stat(out)
+	require.ErrorIs(t, err, os.ErrNotExist)
+
+	// A stream file named .csv: read as a stream.
+	conv := filepath.Join(dir, "converted.csv")
+	o, err = runCLI(t, append([]string{"convert", csv, "--out", conv}, files["csv"][1:]...)...)
+	require.NoError(t, err, o)
+	o, err = runCLI(t, "ingest", "--store", model, conv)
+	require.NoError(t, err, o)
+	require.True(t, strings.Contains(o, "40 events"), o)
+}
