@@ -169,7 +169,7 @@ func (s *csvSource) csvError(err error) error {
 // cellError locates an error in column c of the current record.
 func (s *csvSource) cellError(c int, err error) error {
 	line, col := s.fieldPos(c)
-	return &PosError{File: s.path, Line: line, Column: col, ColumnName: s.names[c], Err: err}
+	return &PosError{File: s.path, Line: line, Column: col, Field: c + 1, ColumnName: s.names[c], Err: err}
 }
 
 // fieldPos returns the file line and column of field c of the current

@@ -2,9 +2,12 @@ package dataset
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,10 +129,34 @@ func TestCSVErrors(t *testing.T) {
 			assert.Equal(t, c.line, pe.Line, "line")
 			assert.Equal(t, c.column, pe.Column, "column")
 			assert.Equal(t, c.colName, pe.ColumnName, "column name")
+			// The field is the column's 1-based place in the header row.
+			field := 0
+			if c.colName != "" {
+				field = slices.Index(strings.Split(strings.SplitN(c.content, "\n", 2)[0], ","), c.colName) + 1
+				assert.Contains(t, err.Error(), fmt.Sprintf("line %d, field %d (%q): ", c.line, field, c.colName))
+			}
+			assert.Equal(t, field, pe.Field, "field")
 			assert.ErrorIs(t, err, c.sentinel)
 			assert.Contains(t, err.Error(), "e.csv: line ")
 		})
 	}
+}
+
+// TestCSVErrorNamesField: the new user's case (issue #12). A cell's
+// error names its field number and header name, which differ from the
+// byte column as soon as an earlier cell is longer than one byte: "a" is
+// field 2 at byte column 5 of "u-22,,1".
+func TestCSVErrorNamesField(t *testing.T) {
+	path := writeTemp(t, "u.csv", "user,a,clicked\nu-1,0.5,0\nu-22,,1\nu-3,1,x\n")
+	err := readErr(path, Options{Label: "clicked", ID: "user"})
+	require.EqualError(t, err, path+`: line 3, field 2 ("a"): empty cell: invalid value`)
+	var pe *PosError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PosError{File: path, Line: 3, Column: 6, Field: 2, ColumnName: "a", Err: pe.Err}, *pe)
+
+	path = writeTemp(t, "v.csv", "user,a,clicked\nu-1,0.5,0\nu-3,1,x\n")
+	err = readErr(path, Options{Label: "clicked", ID: "user"})
+	require.ErrorContains(t, err, path+`: line 3, field 3 ("clicked"): `)
 }
 
 func TestCSVOptionErrors(t *testing.T) {
