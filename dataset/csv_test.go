@@ -241,3 +241,29 @@ func TestCSVSkipLinesAndNoHeader(t *testing.T) {
 	assert.Equal(t, 3, pe.Line)
 	assert.ErrorIs(t, err, ErrSyntax)
 }
+
+// TestCSVStringColumn: a word in a feature cell of the first data row
+// marks the column as one of strings (names or ids); a bad cell further
+// down, an empty or overflowing cell, or a label, does not.
+func TestCSVStringColumn(t *testing.T) {
+	for _, c := range []struct {
+		name, content string
+		field         int
+		want          bool
+	}{
+		{"ids in the first row", "user,a,y\nu-7,1,0\n", 1, true},
+		{"a word later", "a,b,y\n1,2,0\n1,two,1\n", 2, false},
+		{"empty cell", "a,b,y\n1,,0\n", 2, false},
+		{"overflow", "a,y\n1e999,1\n", 1, false},
+		{"NaN", "a,y\nNaN,1\n", 1, false},
+		{"label", "a,y\n1,yes\n", 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := readErr(writeTemp(t, "s.csv", c.content), Options{Label: "y"})
+			var pe *PosError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, c.field, pe.Field)
+			assert.Equal(t, c.want, pe.StringColumn)
+		})
+	}
+}

@@ -45,6 +45,11 @@ type PosError struct {
 	Field int
 	// ColumnName is the CSV header's name of the column, if known.
 	ColumnName string
+	// StringColumn is set for a CSV feature cell of the first data row
+	// that is a word, not a number: the column most likely holds names or
+	// string ids, which are not features (Options.ID or Options.Exclude).
+	// The message does not say so; a front end names its own options.
+	StringColumn bool
 	// Offset is the 0-based byte offset in an IDX file (after
 	// decompression, for a gzipped one).
 	Offset int64

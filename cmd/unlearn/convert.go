@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -81,6 +82,9 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 				n = sw.Count()
 				return sw.Flush()
 			})
+			if pe := (*dataset.PosError)(nil); errors.As(err, &pe) {
+				return fmt.Errorf("%w%s", err, stringColumnHint(pe))
+			}
 			if err != nil {
 				return err
 			}

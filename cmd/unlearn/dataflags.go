@@ -136,7 +136,8 @@ func dataOptionError(err error) error {
 // dataError names the flag that gave a data file in an error about it:
 // option errors name their own flag; errors about the data (a
 // *dataset.PosError, which names the file, line and column) are prefixed
-// with --data.
+// with --data, and a word in the first row's feature cell gets the flags
+// that make its column row ids or not a feature.
 func dataError(err error) error {
 	if err == nil {
 		return nil
@@ -147,9 +148,23 @@ func dataError(err error) error {
 	}
 	var pe *dataset.PosError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("--data %w", err)
+		return fmt.Errorf("--data %w%s", err, stringColumnHint(pe))
 	}
 	return fmt.Errorf("--data: %w", err)
+}
+
+// stringColumnHint returns, for an error in a column of strings (see
+// dataset.PosError.StringColumn), the flags that make it row ids or not a
+// feature; "" for any other error.
+func stringColumnHint(pe *dataset.PosError) string {
+	if !pe.StringColumn {
+		return ""
+	}
+	col := pe.ColumnName
+	if col == "" || strings.ContainsAny(col, " ,\"'\\") || col != strings.TrimSpace(col) {
+		col = fmt.Sprint(pe.Field) // the 1-based index names it as well
+	}
+	return fmt.Sprintf("; a column of strings: use --id %s (row ids) or --exclude %s", col, col)
 }
 
 // openData opens the data file of --data with the options of the flags.

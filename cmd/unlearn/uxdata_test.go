@@ -99,3 +99,32 @@ func TestStreamArgumentIsADataFile(t *testing.T) {
 	require.NoError(t, err, o)
 	require.True(t, strings.Contains(o, "40 events"), o)
 }
+
+// TestStringColumnHint: a column of strings read as features names the
+// flags that make it row ids or not a feature, in every command that
+// reads --data and in convert; a stray word further down gets no hint.
+func TestStringColumnHint(t *testing.T) {
+	dir := t.TempDir()
+	users := filepath.Join(dir, "users.csv")
+	require.NoError(t, os.WriteFile(users, []byte("user,f1,clicked\nu-7,0.5,0\nu-14,0.25,1\n"), 0o644))
+	spaced := filepath.Join(dir, "spaced.csv")
+	require.NoError(t, os.WriteFile(spaced, []byte("f1,user name,clicked\n0.5,Ann Lee,0\n"), 0o644))
+	stray := filepath.Join(dir, "stray.csv")
+	require.NoError(t, os.WriteFile(stray, []byte("f1,clicked\n0.5,0\nabc,1\n"), 0o644))
+	out := filepath.Join(dir, "o.json")
+	hint := `line 2, field 1 ("user"): "u-7" is not a number: invalid value; a column of strings: use --id user (row ids) or --exclude user`
+	for _, args := range [][]string{
+		{"train", "--data", users, "--label", "clicked", "--out", out},
+		{"run", "--data", users, "--label", "clicked", "--t-del", "1", "--mode", "recent", "--out", out},
+		{"convert", users, "--label", "clicked", "--out", out},
+	} {
+		_, err := runCLI(t, args...)
+		require.ErrorContains(t, err, hint, args[0])
+	}
+	_, err := runCLI(t, "train", "--data", spaced, "--label", "clicked", "--out", out)
+	require.ErrorContains(t, err, `field 2 ("user name"): "Ann Lee" is not a number: invalid value; a column of strings: use --id 2 (row ids) or --exclude 2`)
+	_, err = runCLI(t, "train", "--data", stray, "--label", "clicked", "--out", out)
+	require.EqualError(t, err, `--data `+stray+`: line 3, field 1 ("f1"): "abc" is not a number: invalid value`)
+	o, err := runCLI(t, "train", "--data", users, "--label", "clicked", "--id", "user", "--out", out)
+	require.NoError(t, err, o)
+}
