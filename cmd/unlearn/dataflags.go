@@ -26,6 +26,10 @@ type dataFlags struct {
 	d, limit, skipLines             int
 	noHeader, sparse                bool
 	shuffle                         uint64
+	// lossFrom, set before add, names what fixes the loss when the data
+	// is read into an existing model ("the store's", "the model's"):
+	// --kind, --lambda and --d then default to it (see lossFromModel).
+	lossFrom string
 }
 
 // dataFlagSet says which of the optional data flags a command registers.
@@ -47,17 +51,29 @@ const (
 // add registers the flags.
 func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	f.StringVar(&df.format, "format", "", "input format: csv, libsvm or idx (default: from the file name)")
-	if set&ownKindAndD == 0 {
+	switch {
+	case set&ownKindAndD != 0:
+	case df.lossFrom != "":
+		f.StringVar(&df.kind, "kind", "", "loss kind of the data: logistic (labels 0/1 or ±1, or --classes) or regression (real targets) (default: "+df.lossFrom+"; another is an error)")
+	default:
 		f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes) or regression (real targets)")
 	}
-	f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
+	if df.lossFrom != "" {
+		f.Float64Var(&df.lambda, "lambda", 0, "ridge λ of the data's loss (default: "+df.lossFrom+"; another is an error)")
+	} else {
+		f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
+	}
 	f.StringVar(&df.label, "label", "", "CSV: the label column, by header name or 1-based index (required for CSV)")
 	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside the output)")
 	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
 	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
 	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
 	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
-	if set&ownKindAndD == 0 {
+	switch {
+	case set&ownKindAndD != 0:
+	case df.lossFrom != "":
+		f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (default: "+df.lossFrom+"; another is an error)")
+	default:
 		f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
 	}
 	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
@@ -93,6 +109,24 @@ func onlyWithData(fl *pflag.FlagSet, except ...string) error {
 		}
 	}
 	return nil
+}
+
+// lossFromModel sets in o the loss that an existing model fixes (kind,
+// d and λ of hdr; a store's or a snapshot's header) for each of --kind,
+// --lambda and --d that the command line does not give, so that a user
+// need not repeat them; a flag given explicitly stays, and a mismatch is
+// the caller's error naming it. A model of a kind no data file has (the
+// synthetic quadratic) keeps the default, for the caller's check to name.
+func lossFromModel(fl *pflag.FlagSet, o *dataset.Options, path string, kind stream.Kind, d int, lambda float64) {
+	if !fl.Changed("kind") && (kind == stream.KindLogistic || kind == stream.KindRegression) {
+		o.Kind = kind
+	}
+	if !fl.Changed("lambda") {
+		o.Lambda = new(lambda)
+	}
+	if f, err := dataset.DetectFormat(path, *o); err == nil && f == dataset.LIBSVM && !fl.Changed("d") {
+		o.D = d // the model's d, not the largest index of this file
+	}
 }
 
 // options returns the dataset options the flags describe.

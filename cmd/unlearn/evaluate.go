@@ -151,6 +151,7 @@ from before --data read data sets keep working.`,
 	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
 	f.StringVar(&data, "data", "", "held-out data set (CSV, LIBSVM or IDX; the data flags say how to read it) or stream file (this or --stream is required)")
 	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
+	df.lossFrom = "the model's"
 	df.add(f, 0)
 	return cmd
 }
@@ -172,13 +173,13 @@ func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluatio
 		return store.Evaluation{}, err
 	}
 	// The model fixes the loss kind and d; flags given explicitly are
-	// checked against it below.
-	if !fl.Changed("kind") {
-		opts.Kind = l.Loss().Kind()
+	// checked against it below. λ does not enter a held-out evaluation
+	// (the model's loss is used), so the data's is the model's too.
+	lambda := dataset.DefaultLambda
+	if mh, err := stream.HeaderOf(l.Loss()); err == nil {
+		lambda = mh.Lambda
 	}
-	if f, err := dataset.DetectFormat(h.path, opts); err == nil && f == dataset.LIBSVM && !fl.Changed("d") {
-		opts.D = l.Config().Dim
-	}
+	lossFromModel(fl, &opts, h.path, l.Loss().Kind(), l.Config().Dim, lambda)
 	hdr, r, err := openData(h.path, opts)
 	if err != nil {
 		return store.Evaluation{}, err

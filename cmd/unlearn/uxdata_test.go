@@ -7,6 +7,9 @@ import (
 	"testing"
 
 	"github.com/stretchr/testify/require"
+
+	"unlearn/internal/floatbits"
+	"unlearn/store"
 )
 
 // TestEvaluateData: evaluate --data reads a data set with the shared data
@@ -127,4 +130,59 @@ func TestStringColumnHint(t *testing.T) {
 	require.EqualError(t, err, `--data `+stray+`: line 3, field 1 ("f1"): "abc" is not a number: invalid value`)
 	o, err := runCLI(t, "train", "--data", users, "--label", "clicked", "--id", "user", "--out", out)
 	require.NoError(t, err, o)
+}
+
+// TestIngestDataLossFromStore: ingest --data takes kind, λ and d from the
+// store when they are not given, and trains exactly as when they are; a
+// value given that differs from the store's stays an error naming it.
+func TestIngestDataLossFromStore(t *testing.T) {
+	dir := t.TempDir()
+	files := dataFiles(t, dir)
+	c := files["csv"]
+	stores := map[string]string{}
+	for _, name := range []string{"implicit", "explicit", "quadratic"} {
+		stores[name] = filepath.Join(dir, name)
+		args := []string{"init", "--store", stores[name], "--kind", "regression", "--lambda", "0.1", "--d", "3", "--tau", "3"}
+		if name == "quadratic" {
+			q := filepath.Join(dir, "q.jsonl")
+			o, err := runCLI(t, "gen", "--kind", "quadratic", "--d", "3", "--events", "5", "--out", q)
+			require.NoError(t, err, o)
+			args = []string{"init", "--store", stores[name], "--header", q, "--tau", "3"}
+		}
+		o, err := runCLI(t, args...)
+		require.NoError(t, err, o)
+	}
+	o, err := runCLI(t, append([]string{"ingest", "--store", stores["implicit"], "--data", c[0]}, c[1:]...)...)
+	require.NoError(t, err, o)
+	o, err = runCLI(t, append([]string{"ingest", "--store", stores["explicit"], "--data", c[0], "--kind", "regression", "--lambda", "0.1"}, c[1:]...)...)
+	require.NoError(t, err, o)
+	require.Contains(t, o, "40 events")
+	var ws [][]float64
+	for _, name := range []string{"implicit", "explicit"} {
+		s, err := store.Open(stores[name])
+		require.NoError(t, err)
+		l, err := s.State()
+		require.NoError(t, err)
+		require.Equal(t, 40, l.T())
+		ws = append(ws, l.W())
+		require.NoError(t, s.Close())
+	}
+	require.True(t, floatbits.Equal(ws[0], ws[1]), "the store's loss taken implicitly trains as given explicitly")
+
+	for _, e := range []struct {
+		name string
+		args []string
+		want string
+	}{
+		{"lambda", []string{"--store", stores["implicit"], "--data", c[0], "--lambda", "0.05", "--id-offset", "100"}, "--lambda: 0.05, but the store's λ is 0.1"},
+		{"kind", []string{"--store", stores["implicit"], "--data", c[0], "--kind", "logistic", "--id-offset", "100"}, "--kind: logistic, but the store's loss is regression"},
+		{"quadratic store", []string{"--store", stores["quadratic"], "--data", c[0]}, "the store's loss is quadratic; a data file's is logistic or regression"},
+	} {
+		t.Run(e.name, func(t *testing.T) {
+			_, err := runCLI(t, append(append([]string{"ingest"}, e.args...), c[1:]...)...)
+			require.ErrorContains(t, err, e.want)
+		})
+	}
+	_, err = runCLI(t, "ingest", "--store", stores["implicit"], "--data", files["libsvm"][0], "--d", "14", "--id-offset", "100")
+	require.ErrorContains(t, err, "d = 14 (the file's features), but the store's d is 3")
 }
