@@ -186,3 +186,43 @@ func TestIngestDataLossFromStore(t *testing.T) {
 	_, err = runCLI(t, "ingest", "--store", stores["implicit"], "--data", files["libsvm"][0], "--d", "14", "--id-offset", "100")
 	require.ErrorContains(t, err, "d = 14 (the file's features), but the store's d is 3")
 }
+
+// TestRunDeletedKeys: run --data with a CSV of string ids takes keys in
+// --deleted, mapped as OUT.ids.csv maps them; the record equals that of
+// the mapped ids, byte for byte. A key that is not in the file, a key
+// without string ids, and a key without --data are errors naming
+// --deleted.
+func TestRunDeletedKeys(t *testing.T) {
+	dir := t.TempDir()
+	files := dataFiles(t, dir)
+	c := files["csv"] // ids p0, p7, p14, …: rows 1, 2, 3, …
+	run := func(out string, extra ...string) error {
+		args := append([]string{"run", "--data", c[0], "--t-del", "20", "--tau", "3", "--zero-timing", "--out", out}, c[1:]...)
+		_, err := runCLI(t, append(args, extra...)...)
+		return err
+	}
+	// The record up to its series file's name (then the command line)
+	// and the series file itself.
+	same := func(a, b string) {
+		t.Helper()
+		ra, _, _ := strings.Cut(string(readFile(t, a+".json")), `"series_file"`)
+		rb, _, _ := strings.Cut(string(readFile(t, b+".json")), `"series_file"`)
+		require.Equal(t, ra, rb)
+		require.Equal(t, readFile(t, a+".series.csv"), readFile(t, b+".series.csv"))
+	}
+	byKey, byID, mix := filepath.Join(dir, "key"), filepath.Join(dir, "id"), filepath.Join(dir, "mix")
+	require.NoError(t, run(byKey+".json", "--deleted", "p7,p14"))
+	require.NoError(t, run(byID+".json", "--deleted", "2,3"))
+	require.NoError(t, run(mix+".json", "--deleted", "p7,3"))
+	same(byID, byKey)
+	same(byID, mix)
+	require.Contains(t, string(readFile(t, byKey+".json")), `"deleted_ids":[2,3]`)
+
+	require.ErrorContains(t, run(mix+".json", "--deleted", "p7,nobody"), `--deleted: key "nobody" is not in the --id column of `+c[0])
+	_, err := runCLI(t, "run", "--data", files["libsvm"][0], "--t-del", "20", "--deleted", "p7")
+	require.ErrorContains(t, err, `--deleted: "p7" is a key, but `+files["libsvm"][0]+" has no string ids")
+	_, err = runCLI(t, "run", "--t-del", "20", "--deleted", "u-14")
+	require.ErrorContains(t, err, `--deleted: "u-14" is not an id (an integer); keys (string ids) are accepted with --data FILE --id COLUMN`)
+	_, err = runCLI(t, "run", "--t-del", "20", "--deleted", "99999999999999999999")
+	require.ErrorContains(t, err, "--deleted: \"99999999999999999999\" is out of the range of int64 ids")
+}
