@@ -101,6 +101,7 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output stream file (required)")
+	df.keys = mappingBesideOut
 	df.add(f, withShuffle|withLimit)
 	return cmd
 }

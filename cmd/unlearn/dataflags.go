@@ -26,6 +26,9 @@ type dataFlags struct {
 	d, limit, skipLines             int
 	noHeader, sparse                bool
 	shuffle                         uint64
+	// keys, set before add, says what becomes of a CSV's string ids in
+	// the command (the --id help); default: only that they are mapped.
+	keys string
 	// lossFrom, set before add, names what fixes the loss when the data
 	// is read into an existing model ("the store's", "the model's"):
 	// --kind, --lambda and --d then default to it (see lossFromModel).
@@ -48,6 +51,10 @@ const (
 	ownKindAndD
 )
 
+// mappingBesideOut is the --id help's keys text of the commands that
+// write the string-id mapping beside their --out (convert, train, run).
+const mappingBesideOut = "string ids are mapped to row numbers, the mapping written beside --out as OUT.ids.csv"
+
 // add registers the flags.
 func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	f.StringVar(&df.format, "format", "", "input format: csv, libsvm or idx (default: from the file name)")
@@ -61,10 +68,14 @@ func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	if df.lossFrom != "" {
 		f.Float64Var(&df.lambda, "lambda", 0, "ridge λ of the data's loss (default: "+df.lossFrom+"; another is an error)")
 	} else {
-		f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
+		f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ of the data's loss, written to the header")
 	}
 	f.StringVar(&df.label, "label", "", "CSV: the label column, by header name or 1-based index (required for CSV)")
-	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside the output)")
+	keys := df.keys
+	if keys == "" {
+		keys = "string ids are mapped to row numbers"
+	}
+	f.StringVar(&df.id, "id", "", "CSV: the id column, not a feature (integer ids are kept; "+keys+")")
 	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
 	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
 	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")

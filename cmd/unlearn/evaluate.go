@@ -151,6 +151,7 @@ from before --data read data sets keep working.`,
 	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
 	f.StringVar(&data, "data", "", "held-out data set (CSV, LIBSVM or IDX; the data flags say how to read it) or stream file (this or --stream is required)")
 	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
+	df.keys = "string ids are mapped to row numbers; no mapping is written"
 	df.lossFrom = "the model's"
 	df.add(f, 0)
 	return cmd
@@ -187,6 +188,9 @@ func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluatio
 	defer r.Close()
 	if hdr.Kind != l.Loss().Kind() {
 		return store.Evaluation{}, flagError("kind", "%s, but the model's loss is %s", hdr.Kind, l.Loss().Kind())
+	}
+	if fl.Changed("lambda") && hdr.Lambda != lambda {
+		return store.Evaluation{}, flagError("lambda", "%v, but the model's λ is %v", hdr.Lambda, lambda)
 	}
 	if hdr.D != l.Config().Dim {
 		return store.Evaluation{}, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)

@@ -126,6 +126,7 @@ refused inside the store directory.`,
 	f.StringVar(&data, "data", "", "ingest this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of stream files")
 	f.Int64Var(&offset, "id-offset", 0, "with --data: add this to every id of the file (ids already in the store are refused)")
 	f.StringVar(&mapping, "mapping", "", "with --data: also write the string-id mapping (id,key) to this file, which forget does NOT erase (default: none; the store keeps the keys)")
+	df.keys = "string ids are mapped to row numbers and kept in the store as keys; see --mapping"
 	df.lossFrom = "the store's"
 	df.add(f, 0)
 	return cmd

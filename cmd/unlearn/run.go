@@ -74,6 +74,17 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
+			// The generated stream's defaults (with --data, only flags given
+			// count: runDataFile checks fl.Changed).
+			if !fl.Changed("kind") {
+				kind = string(def.Stream.Kind)
+			}
+			if !fl.Changed("events") {
+				events = def.Stream.T
+			}
+			if !fl.Changed("d") {
+				d = def.Stream.D
+			}
 			if fl.Changed("deleted") && (fl.Changed("mode") || fl.Changed("count")) {
 				return flagError("deleted", "give either --deleted or --mode/--count, not both")
 			}
@@ -225,13 +236,17 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 	f.IntVar(&mq, "mq", def.Probes, "number of seeded probe vectors m_q (without --probes)")
 	f.Float64Var(&lambdaZ, "lambda-z", *def.LambdaZ, "memory weight λ_Z of E_Θ = E_w + λ_Z E_Z")
 	f.StringVar(&data, "data", "", "run on this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of a stream file")
-	f.StringVar(&kind, "kind", string(def.Stream.Kind), "loss kind: a generated stream's (quadratic or logistic); with --data the data's (logistic, the default there, or regression)")
+	// --kind, --events and --d have one default per input, so they are
+	// registered without one (pflag would print a second) and resolved in
+	// RunE.
+	f.StringVar(&kind, "kind", "", fmt.Sprintf("loss kind: a generated stream's, %s (the default) or logistic; with --data the data's, logistic (the default there) or regression", def.Stream.Kind))
 	f.Float64Var(&kappa, "kappa", def.Stream.Kappa, "generated stream: condition number κ")
-	f.IntVar(&events, "events", def.Stream.T, "generated stream: number of events T; with --data the first T selected rows (default: all)")
-	f.IntVar(&d, "d", def.Stream.D, "generated stream: dimension d; with --data the LIBSVM dimension (default: the largest index)")
+	f.IntVar(&events, "events", 0, fmt.Sprintf("generated stream: number of events T (default %d); with --data the first T selected rows (default: all)", def.Stream.T))
+	f.IntVar(&d, "d", 0, fmt.Sprintf("generated stream: dimension d (default %d); with --data the LIBSVM dimension (default: the largest index)", def.Stream.D))
 	f.BoolVar(&noDrift, "no-drift", false, "generated stream: turn curvature drift off")
 	f.Float64Var(&scale, "feature-scale", 0, "generated logistic stream: largest feature-covariance eigenvalue (0: 1; κ gives the chaotic regime)")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the record")
+	df.keys = mappingBesideOut
 	df.add(f, withShuffle|ownKindAndD)
 	return cmd
 }

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/spf13/pflag"
 	"github.com/stretchr/testify/require"
 
 	"unlearn/internal/floatbits"
@@ -52,6 +53,7 @@ func TestEvaluateData(t *testing.T) {
 		want string
 	}{
 		{"kind mismatch", []string{"--data", files["csv"][0], "--label", "label", "--id", "name", "--kind", "regression"}, "--kind: regression, but the model's loss is logistic"},
+		{"lambda mismatch", []string{"--data", files["csv"][0], "--label", "label", "--id", "name", "--lambda", "0.5"}, "--lambda: 0.5, but the model's λ is 0.05"},
 		{"d mismatch", []string{"--data", files["libsvm"][0]}, "line 1, column 12: index 6 exceeds d = 3"}, // d is the model's
 		{"data flag with a stream", []string{"--stream", filepath.Join(dir, "csv.jsonl"), "--label", "label"}, "--label: only with --data"},
 		{"both", []string{"--stream", "a.jsonl", "--data", "b.csv"}, "--data: give either --data or --stream"},
@@ -225,4 +227,49 @@ func TestRunDeletedKeys(t *testing.T) {
 	require.ErrorContains(t, err, `--deleted: "u-14" is not an id (an integer); keys (string ids) are accepted with --data FILE --id COLUMN`)
 	_, err = runCLI(t, "run", "--t-del", "20", "--deleted", "99999999999999999999")
 	require.ErrorContains(t, err, "--deleted: \"99999999999999999999\" is out of the range of int64 ids")
+}
+
+// TestFlagHelpOneDefault: no flag's help states a default that pflag then
+// states again ("(default: all) (default 5000)"), in any command; and the
+// --id help says what the command does with string ids.
+func TestFlagHelpOneDefault(t *testing.T) {
+	root := newRootCmd()
+	n := 0
+	for _, c := range root.Commands() {
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			line := ""
+			for _, l := range strings.Split(c.Flags().FlagUsages(), "\n") {
+				l2 := strings.TrimLeft(l, " ")
+				if f.Shorthand != "" {
+					l2 = strings.TrimPrefix(l2, "-"+f.Shorthand+", ")
+				}
+				if strings.HasPrefix(l2, "--"+f.Name+" ") {
+					line = l
+				}
+			}
+			usage, _, _ := strings.Cut(f.Usage, "\n")
+			_, after, ok := strings.Cut(line, usage)
+			require.True(t, ok, "%s --%s: usage line %q", c.Name(), f.Name, line)
+			if strings.HasPrefix(after, " (default") {
+				n++
+				require.NotContains(t, f.Usage, "(default", "%s --%s states its default twice: %s", c.Name(), f.Name, line)
+			}
+		})
+	}
+	require.Positive(t, n, "pflag's defaults were found")
+	help := map[string]string{
+		"ingest":   "kept in the store as keys",
+		"evaluate": "no mapping is written",
+		"train":    "OUT.ids.csv",
+		"run":      "OUT.ids.csv",
+		"convert":  "OUT.ids.csv",
+	}
+	for name, want := range help {
+		c, _, err := root.Find([]string{name})
+		require.NoError(t, err)
+		require.Contains(t, c.Flags().Lookup("id").Usage, want, name)
+	}
+	c, _, err := root.Find([]string{"init"})
+	require.NoError(t, err)
+	require.NotContains(t, c.Flags().Lookup("id").Usage, "mapping written", "init writes no mapping")
 }
