@@ -169,7 +169,7 @@ func (s *csvSource) csvError(err error) error {
 // cellError locates an error in column c of the current record.
 func (s *csvSource) cellError(c int, err error) error {
 	line, col := s.fieldPos(c)
-	return &PosError{File: s.path, Line: line, Column: col, ColumnName: s.names[c], Err: err}
+	return &PosError{File: s.path, Line: line, Column: col, Field: c + 1, ColumnName: s.names[c], Err: err}
 }
 
 // fieldPos returns the file line and column of field c of the current
@@ -217,7 +217,11 @@ func (s *csvSource) next() (row, error) {
 		for j, c := range s.features {
 			v, err := parseNumber(rec[c])
 			if err != nil {
-				return row{}, s.cellError(c, err)
+				err := s.cellError(c, err)
+				// A word in the first data row's feature cell: most likely
+				// a column of names or string ids, not a typo.
+				err.(*PosError).StringColumn = s.st.Rows == 1 && isWord(rec[c])
+				return row{}, err
 			}
 			r.x[j] = v
 		}
@@ -228,6 +232,14 @@ func (s *csvSource) next() (row, error) {
 		}
 		return r, nil
 	}
+}
+
+// isWord reports whether a cell is text that is no number at all (not
+// empty, not an overflowing or NaN literal).
+func isWord(cell string) bool {
+	cell = strings.TrimSpace(cell)
+	_, err := strconv.ParseFloat(cell, 64)
+	return cell != "" && errors.Is(err, strconv.ErrSyntax) && !strings.EqualFold(cell, "nan")
 }
 
 // rowID sets the row's id from the id cell (see Options.ID).

@@ -2,9 +2,12 @@ package dataset
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -126,10 +129,34 @@ func TestCSVErrors(t *testing.T) {
 			assert.Equal(t, c.line, pe.Line, "line")
 			assert.Equal(t, c.column, pe.Column, "column")
 			assert.Equal(t, c.colName, pe.ColumnName, "column name")
+			// The field is the column's 1-based place in the header row.
+			field := 0
+			if c.colName != "" {
+				field = slices.Index(strings.Split(strings.SplitN(c.content, "\n", 2)[0], ","), c.colName) + 1
+				assert.Contains(t, err.Error(), fmt.Sprintf("line %d, field %d (%q): ", c.line, field, c.colName))
+			}
+			assert.Equal(t, field, pe.Field, "field")
 			assert.ErrorIs(t, err, c.sentinel)
 			assert.Contains(t, err.Error(), "e.csv: line ")
 		})
 	}
+}
+
+// TestCSVErrorNamesField: the new user's case (issue #12). A cell's
+// error names its field number and header name, which differ from the
+// byte column as soon as an earlier cell is longer than one byte: "a" is
+// field 2 at byte column 5 of "u-22,,1".
+func TestCSVErrorNamesField(t *testing.T) {
+	path := writeTemp(t, "u.csv", "user,a,clicked\nu-1,0.5,0\nu-22,,1\nu-3,1,x\n")
+	err := readErr(path, Options{Label: "clicked", ID: "user"})
+	require.EqualError(t, err, path+`: line 3, field 2 ("a"): empty cell: invalid value`)
+	var pe *PosError
+	require.ErrorAs(t, err, &pe)
+	assert.Equal(t, PosError{File: path, Line: 3, Column: 6, Field: 2, ColumnName: "a", Err: pe.Err}, *pe)
+
+	path = writeTemp(t, "v.csv", "user,a,clicked\nu-1,0.5,0\nu-3,1,x\n")
+	err = readErr(path, Options{Label: "clicked", ID: "user"})
+	require.ErrorContains(t, err, path+`: line 3, field 3 ("clicked"): `)
 }
 
 func TestCSVOptionErrors(t *testing.T) {
@@ -213,4 +240,30 @@ func TestCSVSkipLinesAndNoHeader(t *testing.T) {
 	require.ErrorAs(t, err, &pe)
 	assert.Equal(t, 3, pe.Line)
 	assert.ErrorIs(t, err, ErrSyntax)
+}
+
+// TestCSVStringColumn: a word in a feature cell of the first data row
+// marks the column as one of strings (names or ids); a bad cell further
+// down, an empty or overflowing cell, or a label, does not.
+func TestCSVStringColumn(t *testing.T) {
+	for _, c := range []struct {
+		name, content string
+		field         int
+		want          bool
+	}{
+		{"ids in the first row", "user,a,y\nu-7,1,0\n", 1, true},
+		{"a word later", "a,b,y\n1,2,0\n1,two,1\n", 2, false},
+		{"empty cell", "a,b,y\n1,,0\n", 2, false},
+		{"overflow", "a,y\n1e999,1\n", 1, false},
+		{"NaN", "a,y\nNaN,1\n", 1, false},
+		{"label", "a,y\n1,yes\n", 2, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := readErr(writeTemp(t, "s.csv", c.content), Options{Label: "y"})
+			var pe *PosError
+			require.ErrorAs(t, err, &pe)
+			assert.Equal(t, c.field, pe.Field)
+			assert.Equal(t, c.want, pe.StringColumn)
+		})
+	}
 }

@@ -64,7 +64,9 @@
 // Nothing is dropped silently. An empty cell, a cell that is not a finite
 // number, a label outside the allowed set, a repeated id, a malformed line
 // or a truncated file is an error: a [PosError] that names the file and
-// the line and column (CSV and LIBSVM) or byte offset (IDX), wrapping
+// the line and column (CSV and LIBSVM; for a CSV cell also its 1-based
+// field and header name, which the message gives instead of the byte
+// column) or byte offset (IDX), wrapping
 // [ErrSyntax], [ErrValue], [ErrLabel] or [ErrDuplicateID]. Bad options are
 // [OptionError] values naming the field.
 //

@@ -31,14 +31,25 @@ var (
 
 // PosError locates an error in a data file: by line and column (CSV and
 // LIBSVM, both 1-based; Column 0 when the line as a whole is at fault) or
-// by byte offset (IDX, 0-based, with Line 0).
+// by byte offset (IDX, 0-based, with Line 0). An error in a CSV cell also
+// names its field (1-based, as --label and --exclude count columns) and
+// the header's name of it; the message then says "line 3, field 2 ("a")",
+// which is what a user finds in a spreadsheet, not the byte column.
 type PosError struct {
 	// File is the path of the file as given.
 	File string
 	// Line and Column are 1-based; Line is 0 for a byte-offset position.
 	Line, Column int
+	// Field is the 1-based CSV field (column of the table) of the cell at
+	// fault, or 0 when the error is not in one cell.
+	Field int
 	// ColumnName is the CSV header's name of the column, if known.
 	ColumnName string
+	// StringColumn is set for a CSV feature cell of the first data row
+	// that is a word, not a number: the column most likely holds names or
+	// string ids, which are not features (Options.ID or Options.Exclude).
+	// The message does not say so; a front end names its own options.
+	StringColumn bool
 	// Offset is the 0-based byte offset in an IDX file (after
 	// decompression, for a gzipped one).
 	Offset int64
@@ -52,6 +63,8 @@ func (e *PosError) Error() string {
 	switch {
 	case e.Line == 0:
 		fmt.Fprintf(&b, "byte %d", e.Offset)
+	case e.Field > 0:
+		fmt.Fprintf(&b, "line %d, field %d", e.Line, e.Field)
 	case e.Column == 0:
 		fmt.Fprintf(&b, "line %d", e.Line)
 	default:

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"io"
 
@@ -81,6 +82,9 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 				n = sw.Count()
 				return sw.Flush()
 			})
+			if pe := (*dataset.PosError)(nil); errors.As(err, &pe) {
+				return fmt.Errorf("%w%s", err, stringColumnHint(pe))
+			}
 			if err != nil {
 				return err
 			}
@@ -97,6 +101,7 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 	}
 	f := cmd.Flags()
 	f.StringVarP(&out, "out", "o", "", "output stream file (required)")
+	df.keys = mappingBesideOut
 	df.add(f, withShuffle|withLimit)
 	return cmd
 }

@@ -53,7 +53,7 @@ func TestConvertErrors(t *testing.T) {
 	out := filepath.Join(dir, "out.jsonl")
 	_, err := runCLI(t, "convert", bad, "--label", "y", "--out", out)
 	require.ErrorIs(t, err, dataset.ErrValue)
-	require.ErrorContains(t, err, "bad.csv: line 3, column 1 (\"a\")")
+	require.ErrorContains(t, err, "bad.csv: line 3, field 1 (\"a\")")
 	_, statErr := os.Stat(out)
 	require.ErrorIs(t, statErr, os.ErrNotExist, "a failed conversion writes nothing")
 

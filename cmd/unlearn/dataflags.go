@@ -1,9 +1,12 @@
 package main
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -23,6 +26,13 @@ type dataFlags struct {
 	d, limit, skipLines             int
 	noHeader, sparse                bool
 	shuffle                         uint64
+	// keys, set before add, says what becomes of a CSV's string ids in
+	// the command (the --id help); default: only that they are mapped.
+	keys string
+	// lossFrom, set before add, names what fixes the loss when the data
+	// is read into an existing model ("the store's", "the model's"):
+	// --kind, --lambda and --d then default to it (see lossFromModel).
+	lossFrom string
 }
 
 // dataFlagSet says which of the optional data flags a command registers.
@@ -41,20 +51,40 @@ const (
 	ownKindAndD
 )
 
+// mappingBesideOut is the --id help's keys text of the commands that
+// write the string-id mapping beside their --out (convert, train, run).
+const mappingBesideOut = "string ids are mapped to row numbers, the mapping written beside --out as OUT.ids.csv"
+
 // add registers the flags.
 func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	f.StringVar(&df.format, "format", "", "input format: csv, libsvm or idx (default: from the file name)")
-	if set&ownKindAndD == 0 {
+	switch {
+	case set&ownKindAndD != 0:
+	case df.lossFrom != "":
+		f.StringVar(&df.kind, "kind", "", "loss kind of the data: logistic (labels 0/1 or ±1, or --classes) or regression (real targets) (default: "+df.lossFrom+"; another is an error)")
+	default:
 		f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes) or regression (real targets)")
 	}
-	f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ written to the stream header")
+	if df.lossFrom != "" {
+		f.Float64Var(&df.lambda, "lambda", 0, "ridge λ of the data's loss (default: "+df.lossFrom+"; another is an error)")
+	} else {
+		f.Float64Var(&df.lambda, "lambda", dataset.DefaultLambda, "ridge λ of the data's loss, written to the header")
+	}
 	f.StringVar(&df.label, "label", "", "CSV: the label column, by header name or 1-based index (required for CSV)")
-	f.StringVar(&df.id, "id", "", "CSV: the id column (integer ids are kept; string ids are mapped to row numbers, mapping written beside the output)")
+	keys := df.keys
+	if keys == "" {
+		keys = "string ids are mapped to row numbers"
+	}
+	f.StringVar(&df.id, "id", "", "CSV: the id column, not a feature (integer ids are kept; "+keys+")")
 	f.StringSliceVar(&df.exclude, "exclude", nil, "CSV: columns that are not features (names or 1-based indices, comma-separated)")
 	f.StringVar(&df.comma, "comma", "", "CSV: the field delimiter (default ,)")
 	f.IntVar(&df.skipLines, "skip-lines", 0, "CSV: lines to skip before the header row (scikit-learn's CSVs: 1)")
 	f.BoolVar(&df.noHeader, "no-header", false, "CSV: the file has no header row; columns are named 1, 2, …")
-	if set&ownKindAndD == 0 {
+	switch {
+	case set&ownKindAndD != 0:
+	case df.lossFrom != "":
+		f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (default: "+df.lossFrom+"; another is an error)")
+	default:
 		f.IntVar(&df.d, "d", 0, "LIBSVM: the dimension d (0: the largest index in the file)")
 	}
 	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
@@ -90,6 +120,24 @@ func onlyWithData(fl *pflag.FlagSet, except ...string) error {
 		}
 	}
 	return nil
+}
+
+// lossFromModel sets in o the loss that an existing model fixes (kind,
+// d and λ of hdr; a store's or a snapshot's header) for each of --kind,
+// --lambda and --d that the command line does not give, so that a user
+// need not repeat them; a flag given explicitly stays, and a mismatch is
+// the caller's error naming it. A model of a kind no data file has (the
+// synthetic quadratic) keeps the default, for the caller's check to name.
+func lossFromModel(fl *pflag.FlagSet, o *dataset.Options, path string, kind stream.Kind, d int, lambda float64) {
+	if !fl.Changed("kind") && (kind == stream.KindLogistic || kind == stream.KindRegression) {
+		o.Kind = kind
+	}
+	if !fl.Changed("lambda") {
+		o.Lambda = new(lambda)
+	}
+	if f, err := dataset.DetectFormat(path, *o); err == nil && f == dataset.LIBSVM && !fl.Changed("d") {
+		o.D = d // the model's d, not the largest index of this file
+	}
 }
 
 // options returns the dataset options the flags describe.
@@ -133,7 +181,8 @@ func dataOptionError(err error) error {
 // dataError names the flag that gave a data file in an error about it:
 // option errors name their own flag; errors about the data (a
 // *dataset.PosError, which names the file, line and column) are prefixed
-// with --data.
+// with --data, and a word in the first row's feature cell gets the flags
+// that make its column row ids or not a feature.
 func dataError(err error) error {
 	if err == nil {
 		return nil
@@ -144,9 +193,23 @@ func dataError(err error) error {
 	}
 	var pe *dataset.PosError
 	if errors.As(err, &pe) {
-		return fmt.Errorf("--data %w", err)
+		return fmt.Errorf("--data %w%s", err, stringColumnHint(pe))
 	}
 	return fmt.Errorf("--data: %w", err)
+}
+
+// stringColumnHint returns, for an error in a column of strings (see
+// dataset.PosError.StringColumn), the flags that make it row ids or not a
+// feature; "" for any other error.
+func stringColumnHint(pe *dataset.PosError) string {
+	if !pe.StringColumn {
+		return ""
+	}
+	col := pe.ColumnName
+	if col == "" || strings.ContainsAny(col, " ,\"'\\") || col != strings.TrimSpace(col) {
+		col = fmt.Sprint(pe.Field) // the 1-based index names it as well
+	}
+	return fmt.Sprintf("; a column of strings: use --id %s (row ids) or --exclude %s", col, col)
 }
 
 // openData opens the data file of --data with the options of the flags.
@@ -186,4 +249,55 @@ func reportDataStats(w io.Writer, st dataset.Stats, classes []string) {
 	if st.Comments > 0 {
 		fmt.Fprintf(w, "skipped %d comment lines\n", st.Comments)
 	}
+}
+
+// looksLikeStream reports whether the file name starts as a stream file
+// does (spec §1.1: a JSON header object on the first line), that is,
+// whether its first non-blank byte is '{'. A CSV file starts with a
+// header row or a value, a LIBSVM file with a label, an IDX file with two
+// zero bytes; none starts with '{'.
+func looksLikeStream(name string) (bool, error) {
+	f, err := os.Open(name)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	buf := make([]byte, 512)
+	n, err := io.ReadFull(f, buf)
+	if err != nil && err != io.ErrUnexpectedEOF && err != io.EOF {
+		return false, err
+	}
+	b := bytes.TrimLeft(buf[:n], " \t\r\n\ufeff")
+	return len(b) > 0 && b[0] == '{', nil
+}
+
+// notADataFile returns an error that says how to read the file name with
+// --data when a stream file was expected (a positional file of ingest,
+// --stream of train and run) but the file does not start like a stream
+// and its name says it is a CSV, LIBSVM or IDX file; nil otherwise (the
+// stream reader then reports what is wrong, with its line). what names
+// the flag that gave the file ("--stream"), or is empty for an argument.
+func notADataFile(what, name string) error {
+	ok, err := looksLikeStream(name)
+	if err != nil || ok {
+		return nil
+	}
+	f, err := dataset.DetectFormat(name, dataset.Options{})
+	if err != nil {
+		return nil
+	}
+	with := map[dataset.Format]string{
+		dataset.CSV:    " (with --label COLUMN, and --id COLUMN for row ids)",
+		dataset.LIBSVM: "",
+		dataset.IDX:    " (with --classes NEG,POS)",
+	}[f]
+	article := "a"
+	if f == dataset.IDX {
+		article = "an"
+	}
+	if what != "" {
+		what += " "
+	}
+	return usageError{fmt.Errorf("%s%s looks like %s %s file, not a stream: use --data %s%s",
+		what, name, article, strings.ToUpper(string(f)), name, with)}
 }

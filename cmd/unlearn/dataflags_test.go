@@ -215,9 +215,9 @@ func TestDataFlagErrors(t *testing.T) {
 	}{
 		{"train data flag without data", []string{"train", "--stream", "x.jsonl", "--label", "y", "--out", out}, "--label: only with --data"},
 		{"train both inputs", []string{"train", "--stream", "x.jsonl", "--data", bad, "--out", out}, "--data: give either --stream or --data"},
-		{"train bad cell", []string{"train", "--data", bad, "--label", "y", "--out", out}, "--data " + bad + ": line 3, column 1 (\"a\")"},
+		{"train bad cell", []string{"train", "--data", bad, "--label", "y", "--out", out}, "--data " + bad + ": line 3, field 1 (\"a\")"},
 		{"train missing label", []string{"train", "--data", bad, "--out", out}, "--label: required for CSV"},
-		{"run bad cell", []string{"run", "--data", bad, "--label", "y", "--t-del", "1"}, "--data " + bad + ": line 3, column 1"},
+		{"run bad cell", []string{"run", "--data", bad, "--label", "y", "--t-del", "1"}, "--data " + bad + ": line 3, field 1 (\"a\")"},
 		{"run too many events", []string{"run", "--data", files["libsvm"][0], "--events", "41", "--t-del", "5"}, "--events: 41, but"},
 		{"run generator flag", []string{"run", "--data", bad, "--label", "y", "--kappa", "3"}, "--kappa: only for generated streams"},
 		{"run data flag without data", []string{"run", "--classes", "0,1"}, "--classes: only with --data"},

@@ -5,9 +5,11 @@ import (
 	"os"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/floats"
 
 	"unlearn/certify"
+	"unlearn/dataset"
 	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
@@ -16,10 +18,11 @@ import (
 func init() { register(newEvaluateCmd) }
 
 func newEvaluateCmd() *cobra.Command {
-	var dir, data, stateFile string
+	var dir, data, in, stateFile string
 	var releaseFiles []string
+	var df dataFlags
 	cmd := &cobra.Command{
-		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] --data FILE",
+		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] (--data FILE | --stream FILE)",
 		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
 one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
@@ -31,13 +34,43 @@ unless an approximate forget left forgotten samples' influence in it. With
 --release FILE (repeatable) adds a release (from 'unlearn release' or 'unlearn
 certify'): what its noise costs beside the other models. The data's header must
 have the model's kind and d; hold out the tail of the same stream (a generated
-stream with another seed has another true model).`,
+stream with another seed has another true model).
+
+--data FILE is a held-out data set (CSV, LIBSVM or IDX) read as "unlearn
+convert" reads it, with the same flags (--label, --id, --classes, …), one row
+at a time; --kind and a LIBSVM file's d are the model's unless given. A file
+given to --data that starts like a stream file (a JSON header line) is read as
+a stream, as --stream FILE reads it, unless --format is given: invocations
+from before --data read data sets keep working.`,
 		Example: `  unlearn evaluate --store model --data heldout.jsonl
+  unlearn evaluate --store model --data heldout.csv --label clicked --id user
   unlearn evaluate --store model --release release.json --data heldout.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if data == "" {
-				return flagError("data", "required")
+			switch {
+			case data == "" && in == "":
+				return flagError("data", "required (a data set, or a stream file; or --stream FILE)")
+			case data != "" && in != "":
+				return flagError("data", "give either --data or --stream, not both")
+			}
+			src := heldOut{path: in, flag: "stream"}
+			if data != "" {
+				src = heldOut{path: data, flag: "data"}
+				isStream, err := looksLikeStream(data)
+				if err != nil {
+					return flagError("data", "%v", err)
+				}
+				if cmd.Flags().Changed("format") || !isStream {
+					src.df = &df
+				}
+			}
+			if src.df == nil {
+				if err := onlyWithData(cmd.Flags()); err != nil {
+					return err
+				}
+				if err := notADataFile("--"+src.flag, src.path); err != nil {
+					return err
+				}
 			}
 			type model struct {
 				name string
@@ -99,7 +132,7 @@ stream with another seed has another true model).`,
 			out := cmd.OutOrStdout()
 			fmt.Fprintf(out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
 			for _, m := range models {
-				ev, err := evaluateFile(m.l, data)
+				ev, err := src.evaluate(cmd.Flags(), m.l)
 				if err != nil {
 					return err
 				}
@@ -116,12 +149,62 @@ stream with another seed has another true model).`,
 	f.StringVar(&dir, "store", "", "store directory")
 	f.StringVar(&stateFile, "state", "", "state snapshot to evaluate instead of a store")
 	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
-	f.StringVar(&data, "data", "", "held-out stream file (required)")
+	f.StringVar(&data, "data", "", "held-out data set (CSV, LIBSVM or IDX; the data flags say how to read it) or stream file (this or --stream is required)")
+	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
+	df.keys = "string ids are mapped to row numbers; no mapping is written"
+	df.lossFrom = "the model's"
+	df.add(f, 0)
 	return cmd
 }
 
+// heldOut is evaluate's held-out file: a stream file (df nil) or a data
+// set read with the data flags df.
+type heldOut struct {
+	path, flag string
+	df         *dataFlags
+}
+
+// evaluate evaluates l on the held-out file, read once per model.
+func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluation, error) {
+	if h.df == nil {
+		return evaluateFile(l, h.flag, h.path)
+	}
+	opts, err := h.df.options(fl)
+	if err != nil {
+		return store.Evaluation{}, err
+	}
+	// The model fixes the loss kind and d; flags given explicitly are
+	// checked against it below. λ does not enter a held-out evaluation
+	// (the model's loss is used), so the data's is the model's too.
+	lambda := dataset.DefaultLambda
+	if mh, err := stream.HeaderOf(l.Loss()); err == nil {
+		lambda = mh.Lambda
+	}
+	lossFromModel(fl, &opts, h.path, l.Loss().Kind(), l.Config().Dim, lambda)
+	hdr, r, err := openData(h.path, opts)
+	if err != nil {
+		return store.Evaluation{}, err
+	}
+	defer r.Close()
+	if hdr.Kind != l.Loss().Kind() {
+		return store.Evaluation{}, flagError("kind", "%s, but the model's loss is %s", hdr.Kind, l.Loss().Kind())
+	}
+	if fl.Changed("lambda") && hdr.Lambda != lambda {
+		return store.Evaluation{}, flagError("lambda", "%v, but the model's λ is %v", hdr.Lambda, lambda)
+	}
+	if hdr.D != l.Config().Dim {
+		return store.Evaluation{}, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
+	}
+	ev, err := store.Evaluate(l, r)
+	if err != nil {
+		return ev, dataError(err)
+	}
+	return ev, nil
+}
+
 // evaluateFile evaluates l on the stream file name.
-func evaluateFile(l *olbfgs.Learner, name string) (store.Evaluation, error) {
+// flag names the flag that gave it (--data or --stream).
+func evaluateFile(l *olbfgs.Learner, flag, name string) (store.Evaluation, error) {
 	f, err := os.Open(name)
 	if err != nil {
 		return store.Evaluation{}, err
@@ -132,7 +215,7 @@ func evaluateFile(l *olbfgs.Learner, name string) (store.Evaluation, error) {
 		return store.Evaluation{}, fmt.Errorf("%s: %w", name, err)
 	}
 	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
-		return store.Evaluation{}, flagError("data", "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
+		return store.Evaluation{}, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
 	}
 	ev, err := store.Evaluate(l, rd)
 	if err != nil {

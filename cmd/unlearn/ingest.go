@@ -45,8 +45,8 @@ which erases the data (a delete event would only mark the id).
 reads it, with the same flags, streamed in file order one row at a time
 (memory holds one row and the ids seen, whatever the file's length; a seeded
 order would need every row in memory, so ingest has no --shuffle-seed). The
-data's loss (--kind, d, --lambda) must be the store's; a LIBSVM file takes the
-store's d unless --d is given. The store keeps dense payloads, so --sparse is
+data's loss is the store's: --kind, --lambda and a LIBSVM file's --d default
+to the store's, and a value given that differs from it is an error. The store keeps dense payloads, so --sparse is
 refused.
 
 Ids: a row's id is the file's (the CSV --id integer, or the 1-based row
@@ -102,6 +102,9 @@ refused inside the store directory.`,
 				return ingestData(cmd, s, data, mapping, &df, offset, batch)
 			}
 			for _, name := range files {
+				if err := notADataFile("", name); err != nil {
+					return err
+				}
 				f, err := os.Open(name)
 				if err != nil {
 					return err
@@ -123,6 +126,8 @@ refused inside the store directory.`,
 	f.StringVar(&data, "data", "", "ingest this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of stream files")
 	f.Int64Var(&offset, "id-offset", 0, "with --data: add this to every id of the file (ids already in the store are refused)")
 	f.StringVar(&mapping, "mapping", "", "with --data: also write the string-id mapping (id,key) to this file, which forget does NOT erase (default: none; the store keeps the keys)")
+	df.keys = "string ids are mapped to row numbers and kept in the store as keys; see --mapping"
+	df.lossFrom = "the store's"
 	df.add(f, 0)
 	return cmd
 }
@@ -137,15 +142,15 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 	if opts.Sparse {
 		return flagError("sparse", "the store keeps dense payloads; ingest LIBSVM rows without --sparse")
 	}
-	if f, err := dataset.DetectFormat(path, opts); err == nil && f == dataset.LIBSVM && opts.D == 0 {
-		opts.D = want.D // the store's d, not the largest index of this file
-	}
+	lossFromModel(cmd.Flags(), &opts, path, want.Kind, want.D, want.Lambda)
 	hdr, r, err := openData(path, opts)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
 	switch {
+	case hdr.Kind != want.Kind && !cmd.Flags().Changed("kind"):
+		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic or regression (ingest stream files into this store)", path, want.Kind)
 	case hdr.Kind != want.Kind:
 		return flagError("kind", "%s, but the store's loss is %s", hdr.Kind, want.Kind)
 	case hdr.D != want.D:

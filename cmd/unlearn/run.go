@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -31,7 +32,7 @@ func newRunCmd() *cobra.Command {
 		seed                           uint64
 		d, events, tdel, horizon, tau  int
 		count, mq                      int
-		deleted                        []int64
+		deleted                        []string
 		noDrift, zero                  bool
 	)
 	def := experiment.Experiment2()
@@ -63,15 +64,27 @@ LIBSVM dimension): the run is that of --stream on the converted file, in file
 order unless --shuffle-seed. --events T keeps the first T selected rows. The
 record names the file with its SHA-256; string ids are mapped to row numbers,
 the mapping written beside --out as OUT.ids.csv, and --deleted takes the
-mapped ids.`,
+mapped ids or the keys themselves (--deleted u-14,u-22).`,
 		Example: `  unlearn gen --kind quadratic --seed 1 --out q.jsonl
   unlearn run --stream q.jsonl --t-del 500 --horizon 4500 --tau 10 --eta 0.1 --mode recent --out run.json
   unlearn run --stream q.jsonl --t-del 500 --deleted 17,42,99 --probes probes.json --out run.json
   unlearn run --kind logistic --kappa 100 --seed 2 --events 1000 --t-del 300 --mode random
-  unlearn run --data heart_scale --format libsvm --t-del 100 --mode random --out heart-run.json`,
+  unlearn run --data heart_scale --format libsvm --t-del 100 --mode random --out heart-run.json
+  unlearn run --data users.csv --label clicked --id user --t-del 500 --deleted u-14,u-22 --out users-run.json`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
+			// The generated stream's defaults (with --data, only flags given
+			// count: runDataFile checks fl.Changed).
+			if !fl.Changed("kind") {
+				kind = string(def.Stream.Kind)
+			}
+			if !fl.Changed("events") {
+				events = def.Stream.T
+			}
+			if !fl.Changed("d") {
+				d = def.Stream.D
+			}
 			if fl.Changed("deleted") && (fl.Changed("mode") || fl.Changed("count")) {
 				return flagError("deleted", "give either --deleted or --mode/--count, not both")
 			}
@@ -101,6 +114,13 @@ mapped ids.`,
 				"count": float64(count), "mq": float64(mq), "d": float64(d), "events": float64(events), "kappa": kappa}); err != nil {
 				return err
 			}
+			ids, keys, derr := splitDeleted(deleted)
+			if derr != nil {
+				return derr
+			}
+			if len(keys) > 0 && data == "" {
+				return flagError("deleted", "%q is not an id (an integer); keys (string ids) are accepted with --data FILE --id COLUMN", keys[0])
+			}
 			if horizon < 0 {
 				return flagError("horizon", "%d must be non-negative (0: T − t_del)", horizon)
 			}
@@ -117,7 +137,7 @@ mapped ids.`,
 			cfg := experiment.Config{
 				Stream: experiment.StreamSpec{Kind: stream.Kind(kind), D: d, T: events, Kappa: kappa, Seed: seed, NoDrift: noDrift, FeatureScale: scale},
 				TDel:   tdel, Horizon: horizon, Tau: tau, Eta: eta,
-				Mode: mode, Count: count, Deleted: deleted,
+				Mode: mode, Count: count, Deleted: ids,
 				Probes: mq, LambdaZ: new(lambdaZ),
 			}
 			if probesFile != "" {
@@ -151,7 +171,10 @@ mapped ids.`,
 				if data != "" {
 					flag, file = "data", data
 					h, src, mapping, err2 = runDataFile(cmd.ErrOrStderr(), fl, data, &df, kind, d, events)
-				} else {
+					if err2 == nil && len(keys) > 0 {
+						cfg.Deleted, err2 = resolveKeys(cfg.Deleted, keys, mapping, data)
+					}
+				} else if err2 = notADataFile("--stream", in); err2 == nil {
 					h, src, err2 = experiment.StreamFile(in)
 				}
 				if err2 != nil {
@@ -205,7 +228,7 @@ mapped ids.`,
 	f.IntVar(&horizon, "horizon", 0, "post-deletion horizon H (0: T − t_del)")
 	f.IntVar(&tau, "tau", def.Tau, "memory size τ")
 	f.Float64Var(&eta, "eta", def.Eta, "step size η")
-	f.Int64SliceVar(&deleted, "deleted", nil, "deletion set U, as ids of inserts of the prefix (ID,ID,…)")
+	f.StringSliceVar(&deleted, "deleted", nil, "deletion set U, as ids of inserts of the prefix (ID,ID,…); with --data and a CSV --id column of strings, its keys too")
 	f.StringVar(&mode, "mode", def.Mode, "deletion mode: recent, old, random or high-gradient")
 	f.IntVar(&count, "count", def.Count, "deletion size |U| for --mode")
 	f.Uint64Var(&seed, "seed", 1, "seed of the random deletion mode, the probes and a generated stream")
@@ -213,13 +236,17 @@ mapped ids.`,
 	f.IntVar(&mq, "mq", def.Probes, "number of seeded probe vectors m_q (without --probes)")
 	f.Float64Var(&lambdaZ, "lambda-z", *def.LambdaZ, "memory weight λ_Z of E_Θ = E_w + λ_Z E_Z")
 	f.StringVar(&data, "data", "", "run on this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of a stream file")
-	f.StringVar(&kind, "kind", string(def.Stream.Kind), "loss kind: a generated stream's (quadratic or logistic); with --data the data's (logistic, the default there, or regression)")
+	// --kind, --events and --d have one default per input, so they are
+	// registered without one (pflag would print a second) and resolved in
+	// RunE.
+	f.StringVar(&kind, "kind", "", fmt.Sprintf("loss kind: a generated stream's, %s (the default) or logistic; with --data the data's, logistic (the default there) or regression", def.Stream.Kind))
 	f.Float64Var(&kappa, "kappa", def.Stream.Kappa, "generated stream: condition number κ")
-	f.IntVar(&events, "events", def.Stream.T, "generated stream: number of events T; with --data the first T selected rows (default: all)")
-	f.IntVar(&d, "d", def.Stream.D, "generated stream: dimension d; with --data the LIBSVM dimension (default: the largest index)")
+	f.IntVar(&events, "events", 0, fmt.Sprintf("generated stream: number of events T (default %d); with --data the first T selected rows (default: all)", def.Stream.T))
+	f.IntVar(&d, "d", 0, fmt.Sprintf("generated stream: dimension d (default %d); with --data the LIBSVM dimension (default: the largest index)", def.Stream.D))
 	f.BoolVar(&noDrift, "no-drift", false, "generated stream: turn curvature drift off")
 	f.Float64Var(&scale, "feature-scale", 0, "generated logistic stream: largest feature-covariance eigenvalue (0: 1; κ gives the chaotic regime)")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the record")
+	df.keys = mappingBesideOut
 	df.add(f, withShuffle|ownKindAndD)
 	return cmd
 }
@@ -259,6 +286,47 @@ func runDataFile(stderr io.Writer, fl *pflag.FlagSet, path string, df *dataFlags
 	}
 	src := experiment.Source{File: path, SHA256: sum, Kind: string(h.Header.Kind), D: h.Header.D, T: len(h.Events)}
 	return h, src, ds.Mapping, nil
+}
+
+// splitDeleted splits the values of --deleted into integer ids and keys
+// (string ids of a CSV --id column, resolved by resolveKeys).
+func splitDeleted(vals []string) (ids []int64, keys []string, err error) {
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		if v == "" {
+			return nil, nil, flagError("deleted", "empty value in the list")
+		}
+		id, perr := strconv.ParseInt(v, 10, 64)
+		if perr == nil {
+			ids = append(ids, id)
+			continue
+		}
+		if ne, ok := perr.(*strconv.NumError); ok && ne.Err == strconv.ErrRange {
+			return nil, nil, flagError("deleted", "%q is out of the range of int64 ids", v)
+		}
+		keys = append(keys, v)
+	}
+	return ids, keys, nil
+}
+
+// resolveKeys appends to ids the ids of keys under the data file's
+// string-id mapping (the mapping written as OUT.ids.csv).
+func resolveKeys(ids []int64, keys []string, m []dataset.Mapping, path string) ([]int64, error) {
+	if len(m) == 0 {
+		return nil, flagError("deleted", "%q is a key, but %s has no string ids (ids are integers: its --id column's, or row numbers); give --id COLUMN for a column of keys", keys[0], path)
+	}
+	byKey := make(map[string]int64, len(m))
+	for _, e := range m {
+		byKey[e.Key] = e.ID
+	}
+	for _, k := range keys {
+		id, ok := byKey[k]
+		if !ok {
+			return nil, flagError("deleted", "key %q is not in the --id column of %s (of the rows read)", k, path)
+		}
+		ids = append(ids, id)
+	}
+	return ids, nil
 }
 
 // fileSHA256 returns the hex SHA-256 of a file's bytes.

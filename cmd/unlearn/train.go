@@ -74,6 +74,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if data != "" {
 				return trainData(cmd, data, out, &df, upTo, cfg)
 			}
+			if err := notADataFile("--stream", in); err != nil {
+				return err
+			}
 			h, err := stream.ReadFile(in)
 			if err != nil {
 				return err
@@ -110,6 +113,7 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&upTo, "events", 0, "replay only the first N events (0: all)")
 	certifiable.register(f)
+	df.keys = mappingBesideOut
 	df.add(f, withShuffle)
 	return cmd
 }
