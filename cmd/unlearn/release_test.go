@@ -50,7 +50,18 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err)
 	out, err = release()
 	require.NoError(t, err, out)
-	require.Contains(t, out, "path: derived")
+	// Without the pair guard the derived recursion is not smaller than the
+	// diameter: the path printed is the one that gives α, with why and
+	// what to change (issue #11).
+	require.Contains(t, out, "path: diameter (the derived bound is not smaller: no pair guard")
+	require.Contains(t, out, "init --pair-angle")
+	require.Contains(t, out, "--max-replay")
+	require.NotContains(t, out, "path: derived")
+	// The noise is compared with the public radius W' = 4, not with the
+	// private (or the noised) ‖w‖.
+	require.Contains(t, out, "‖w‖ ≤ W' = 4")
+	require.Contains(t, out, "WARNING: the expected noise norm is")
+	require.NotContains(t, out, "released ‖w‖")
 	require.Contains(t, out, "charged entry 1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
