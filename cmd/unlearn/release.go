@@ -146,7 +146,7 @@ experiments only.`,
 					return fmt.Errorf("refused, nothing written: %w", err)
 				}
 				tot := l.Totals()
-				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP: docs/theory.md §10.1)\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
 			}
 			// Kept in the store after the charge and before the files are
 			// written: a kill -9 in between over-charges, or leaves a kept

@@ -27,6 +27,13 @@ func TestReleaseFromStore(t *testing.T) {
 	led := filepath.Join(st, "budget.ledger") // the store's own ledger: used by default
 	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.2", "--delta", "1e-5", "--key", key+".key")
 	require.NoError(t, err)
+	// Reading the ledger without a key says why the public key is needed.
+	_, err = runCLI(t, "budget", "--ledger", led)
+	require.ErrorContains(t, err, "--public-key")
+	require.ErrorContains(t, err, "every entry is signed by the certifier's key")
+	out, err := runCLI(t, "budget", "--ledger", led, "--public-key", key+".pub")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "budget      ε = 1.2")
 	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
 	release := func() (string, error) {
 		return runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
@@ -37,7 +44,7 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
 	require.ErrorContains(t, err, "--key", "a store with a ledger charges every release")
-	out, err := release()
+	out, err = release()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "path: exact")
 	require.Contains(t, out, "not charged", "an exact release costs nothing")
@@ -63,6 +70,7 @@ func TestReleaseFromStore(t *testing.T) {
 	require.Contains(t, out, "WARNING: the expected noise norm is")
 	require.NotContains(t, out, "released ‖w‖")
 	require.Contains(t, out, "charged entry 1")
+	require.Contains(t, out, "docs/theory.md §10.1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 

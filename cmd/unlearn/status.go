@@ -54,7 +54,11 @@ state against the replay of the stored log from θ0 (one pass of training).`,
 					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
 				fmt.Fprintln(out, certifiableSummary(c))
 				fmt.Fprintf(out, "log: %d events (%d erased), head seq %d; state has applied %d events\n", st.Events, st.Erased, st.Head, st.T)
-				fmt.Fprintf(out, "checkpoints: %d (%d carry forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints)
+				carry := "carry"
+				if st.InexactCheckpoints == 1 {
+					carry = "carries"
+				}
+				fmt.Fprintf(out, "checkpoints: %d (%d %s forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints, carry)
 				fmt.Fprintf(out, "deletion requests: %d; forgotten ids: %d; releases kept: %d (unlearn releases)\n", st.Requests, st.Forgotten, st.Releases)
 				if st.NeedsNoise {
 					fmt.Fprintf(out, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
