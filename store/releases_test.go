@@ -228,6 +228,7 @@ func TestKeptReleasesProperty(t *testing.T) {
 		}
 		var kept []model
 		ingested, forgotten := 0, stream.IDSet{}
+		var lastID int64
 		for range rapid.IntRange(1, 10).Draw(rt, "steps") {
 			switch op := rapid.IntRange(0, 2).Draw(rt, "op"); {
 			case op == 0 && ingested < len(h.Events) || ingested == 0:
@@ -240,6 +241,8 @@ func TestKeptReleasesProperty(t *testing.T) {
 				require.NoError(rt, err)
 				k, err := s.Keep(r)
 				require.NoError(rt, err)
+				require.Greater(rt, k.ID, lastID, "release ids are never reused")
+				lastID = k.ID
 				inc := stream.IDSet{}
 				for id := int64(1); id <= int64(ingested); id++ {
 					if !forgotten.Has(id) {
@@ -260,19 +263,25 @@ func TestKeptReleasesProperty(t *testing.T) {
 				rep, err := s.Forget(ids, o)
 				require.NoError(rt, err)
 				var left []model
-				erased := 0
+				var erasedIDs, gotIDs []int64
 				for _, m := range kept {
 					hit := false
 					for _, id := range rep.IDs {
 						hit = hit || m.includes.Has(id)
 					}
 					if hit {
-						erased++
+						erasedIDs = append(erasedIDs, m.kept.ID)
 					} else {
 						left = append(left, m)
 					}
 				}
-				require.Equal(rt, erased, rep.ReleasesErased, "releases erased by forget %v", ids)
+				require.Equal(rt, len(erasedIDs), rep.ReleasesErased, "releases erased by forget %v", ids)
+				for _, e := range rep.ErasedReleases {
+					gotIDs = append(gotIDs, e.Release)
+					require.LessOrEqual(rt, e.Seq, e.Head, "release %d: the deleted insert is not in its state", e.Release)
+					require.Contains(rt, rep.IDs, e.ID)
+				}
+				require.Equal(rt, erasedIDs, gotIDs, "the erased releases named by forget %v", ids)
 				kept = left
 				for _, id := range ids {
 					forgotten.Add(id)
