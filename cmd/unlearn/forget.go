@@ -42,11 +42,18 @@ Either way the deleted payloads are erased from every file of the store
 (SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
 only) so that they are never ingested again. The releases kept in the store
 that were made from a state including a deleted sample are erased with them
-(the count is printed); copies published elsewhere cannot be recalled. Ids already forgotten are reported
+(each is named with the log position of its state and the forgotten
+sample that erased it, and recorded in the request); copies published elsewhere cannot be recalled. Ids already forgotten are reported
 and skipped; an id never ingested is an error and nothing changes. A forget whose ids were all
 forgotten already still runs the VACUUM (unless --no-vacuum): after a crash or an error in a
 forget's VACUUM, run the same forget again (by --ids: a request by --keys erased
-its keys, and the ids it resolved are printed).
+its keys, and the ids it resolved are printed). An exact forget after an
+approximate one names the pending requests it resolves (the state is exact
+again).
+
+--json prints the report with snake_case names and durations in seconds
+(wall_seconds, replay_seconds, vacuum_seconds); erased_releases lists
+{release, head, seq, id} for each kept release erased.
 
 --keys names the request by the string ids of CSV rows ingested with
 'ingest --data' (for example e-mail addresses; a key holding a comma is

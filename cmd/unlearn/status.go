@@ -26,8 +26,15 @@ influence (after an approximate forget not yet resolved by an exact one), in
 which case only a noised release may be published; the pending approximate
 requests are listed with what such a release must cover.
 
+It also shows the certifiable-learner settings (init --radius, --sample-bound,
+the pair guard) or says that the store is not certifiable (a noised release
+needs --radius and --sample-bound).
+
 --check also verifies the store bit for bit: every exact checkpoint and the
-state against the replay of the stored log from θ0 (one pass of training).`,
+state against the replay of the stored log from θ0 (one pass of training).
+Checkpoints that carry a pending approximate forget's influence cannot be
+reproduced by any replay and are skipped; when nothing after θ0 could be
+verified exactly, the check says so instead of OK.`,
 		Example: `  unlearn status --store model --check`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
