@@ -104,3 +104,35 @@ func TestReleaseFromStore(t *testing.T) {
 	_, err = os.Stat(cert)
 	require.NoError(t, err)
 }
+
+// The worked example of docs/deployment.md: with the pair guard the
+// derived recursion gives α below the diameter and the path printed is
+// "derived"; init and status show the certifiable settings.
+func TestReleaseDerivedWithPairGuard(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "iso.jsonl")
+	_, err := runCLI(t, "gen", "--kind", "quadratic", "--kappa", "1", "--events", "300", "--seed", "1", "--out", in)
+	require.NoError(t, err)
+	st := filepath.Join(dir, "model")
+	out, err := runCLI(t, "init", "--store", st, "--header", in, "--tau", "3", "--eta", "1", "--radius", "2", "--sample-bound", "3",
+		"--pair-angle", "0.01", "--pair-min", "0.99", "--pair-max", "1.01")
+	require.NoError(t, err, out)
+	want := "certifiable: radius W = 2, sample bound B = 3, pair guard r̄ = 0.01 with sᵀy/‖s‖² in [0.99, 1.01]"
+	require.Contains(t, out, want)
+	_, err = runCLI(t, "ingest", "--store", st, in)
+	require.NoError(t, err)
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "101,102,103,104,105", "--max-replay", "10", "--intervention", "noop")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "forgot 5 ids")
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, want)
+	require.Contains(t, out, "1 approximate request pending")
+	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "r.json"),
+		"--certificate", filepath.Join(dir, "c.json"), "--insecure-seeded", "1", "--no-ledger")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "alpha        0.41887 (derived, proved)")
+	require.Contains(t, out, "path: derived\n")
+	require.NotContains(t, out, "bound by")
+	require.Contains(t, out, "‖w‖ ≤ W' = 2")
+}
