@@ -116,6 +116,14 @@ type ForgetReport struct {
 	// the deleted inserts (Released.Head ≥ its seq). Copies published
 	// elsewhere cannot be recalled.
 	ReleasesErased int
+	// Resolved are the pending approximate requests (Request.ResolvedBy)
+	// whose influence this exact request removed from the state: after it,
+	// the state is exact again (exact path only), ascending.
+	Resolved []int64
+	// ErasedReleases are those releases, by id, oldest first, each with the
+	// deleted insert that made its state uncertified (ReleasesErased =
+	// len(ErasedReleases)).
+	ErasedReleases []ErasedRelease
 	// KeysErased is the number of string keys (KeySource) of the forgotten
 	// ids that this request erased from the store.
 	KeysErased int
@@ -191,14 +199,14 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		slices.Sort(ids)
 		ids = slices.Compact(ids)
 		var u []int64
-		minSeq := int64(-1)
+		minSeq, minID := int64(-1), int64(0)
 		for _, id := range ids {
 			var seq int64
 			err := tx.QueryRow(`SELECT seq FROM events WHERE id = ? AND payload IS NOT NULL`, id).Scan(&seq)
 			if err == nil {
 				u = append(u, id)
 				if minSeq < 0 || seq < minSeq {
-					minSeq = seq
+					minSeq, minID = seq, id
 				}
 				continue
 			}
@@ -237,9 +245,10 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		if rep.Request, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if rep.ReleasesErased, err = eraseReleases(tx, minSeq); err != nil {
+		if rep.ErasedReleases, err = eraseReleases(tx, minSeq, minID); err != nil {
 			return err
 		}
+		rep.ReleasesErased = len(rep.ErasedReleases)
 		// Before the events: ON DELETE CASCADE would take them uncounted.
 		if rep.KeysErased, err = eraseKeys(tx, u); err != nil {
 			return err
@@ -274,8 +283,15 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 			b, _ := json.Marshal(rep.Ages)
 			ages, interv = string(b), rep.Intervention
 		}
-		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ?, releases_erased = ? WHERE request = ?`,
-			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.ReleasesErased, rep.Request)
+		erased, err := json.Marshal(rep.ErasedReleases)
+		if err != nil {
+			return err
+		}
+		if rep.ErasedReleases == nil {
+			erased = []byte("[]")
+		}
+		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ?, releases_erased = ?, erased_releases = ? WHERE request = ?`,
+			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.ReleasesErased, string(erased), rep.Request)
 		return err
 	})
 	if err != nil {
@@ -353,9 +369,22 @@ func (s *Store) forgetExact(tx *sql.Tx, rep *ForgetReport, u stream.IDSet, c int
 	if err := writeState(tx, true, snap); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(`UPDATE forget_requests SET resolved_by = ? WHERE needs_noise = 1 AND resolved_by IS NULL`, rep.Request); err != nil {
+	rows, err := tx.Query(`UPDATE forget_requests SET resolved_by = ? WHERE needs_noise = 1 AND resolved_by IS NULL RETURNING request`, rep.Request)
+	if err != nil {
 		return err
 	}
+	defer rows.Close()
+	for rows.Next() {
+		var r int64
+		if err := rows.Scan(&r); err != nil {
+			return err
+		}
+		rep.Resolved = append(rep.Resolved, r)
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	slices.Sort(rep.Resolved)
 	s.state, s.exact = l, true
 	return nil
 }

@@ -1,10 +1,12 @@
 package store
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 )
 
@@ -140,14 +142,36 @@ func (s *Store) queryReleases(q string, args ...any) ([]StoredRelease, error) {
 	return out, nil
 }
 
+// ErasedRelease is a kept release that a forget erased, and why: its
+// state (log position Head) included the insert at log position Seq of the
+// forgotten id ID, the oldest insert the request deleted (Seq ≤ Head).
+type ErasedRelease struct {
+	Release int64 `json:"release"`
+	Head    int64 `json:"head"`
+	Seq     int64 `json:"seq"`
+	ID      int64 `json:"id"`
+}
+
 // eraseReleases deletes, inside a forget's transaction, every kept release
 // whose state depended on an insert with seq ≥ minSeq (the oldest insert
-// the request deletes), and returns how many.
-func eraseReleases(tx *sql.Tx, minSeq int64) (int, error) {
-	res, err := tx.Exec(`DELETE FROM releases WHERE head >= ?`, minSeq)
+// the request deletes, of id minID), and returns them, oldest first.
+func eraseReleases(tx *sql.Tx, minSeq, minID int64) ([]ErasedRelease, error) {
+	rows, err := tx.Query(`DELETE FROM releases WHERE head >= ? RETURNING release, head`, minSeq)
 	if err != nil {
-		return 0, err
+		return nil, err
 	}
-	n, err := res.RowsAffected()
-	return int(n), err
+	defer rows.Close()
+	var out []ErasedRelease
+	for rows.Next() {
+		e := ErasedRelease{Seq: minSeq, ID: minID}
+		if err := rows.Scan(&e.Release, &e.Head); err != nil {
+			return nil, err
+		}
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b ErasedRelease) int { return cmp.Compare(a.Release, b.Release) })
+	return out, nil
 }

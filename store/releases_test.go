@@ -3,6 +3,7 @@ package store
 import (
 	"bytes"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -101,6 +102,9 @@ func TestKeepAndErase(t *testing.T) {
 	reqs, err := s.Requests()
 	require.NoError(t, err)
 	require.Equal(t, 1, reqs[len(reqs)-1].ReleasesErased, "the request records what it erased")
+	want := []ErasedRelease{{Release: r2.ID, Head: 200, Seq: 150, ID: 150}}
+	require.Equal(t, want, rep.ErasedReleases, "the report names the erased release and why")
+	require.Equal(t, want, reqs[len(reqs)-1].ErasedReleases, "the request row names the erased release")
 	_, err = s.GetRelease(r2.ID)
 	require.ErrorIs(t, err, ErrUnknownRelease)
 	require.Empty(t, found(enc2), "an erased release is still in the store directory")
@@ -173,6 +177,7 @@ func TestOpenSchema1(t *testing.T) {
 		`DROP TABLE keys`, // version 3
 		`DROP TABLE releases`,
 		`ALTER TABLE forget_requests DROP COLUMN releases_erased`,
+		`ALTER TABLE forget_requests DROP COLUMN erased_releases`, // version 4
 		`DELETE FROM schema_migrations WHERE version >= 2`,
 	} {
 		_, err := s.db.Exec(q)
@@ -223,6 +228,7 @@ func TestKeptReleasesProperty(t *testing.T) {
 		}
 		var kept []model
 		ingested, forgotten := 0, stream.IDSet{}
+		var lastID int64
 		for range rapid.IntRange(1, 10).Draw(rt, "steps") {
 			switch op := rapid.IntRange(0, 2).Draw(rt, "op"); {
 			case op == 0 && ingested < len(h.Events) || ingested == 0:
@@ -235,6 +241,8 @@ func TestKeptReleasesProperty(t *testing.T) {
 				require.NoError(rt, err)
 				k, err := s.Keep(r)
 				require.NoError(rt, err)
+				require.Greater(rt, k.ID, lastID, "release ids are never reused")
+				lastID = k.ID
 				inc := stream.IDSet{}
 				for id := int64(1); id <= int64(ingested); id++ {
 					if !forgotten.Has(id) {
@@ -255,19 +263,25 @@ func TestKeptReleasesProperty(t *testing.T) {
 				rep, err := s.Forget(ids, o)
 				require.NoError(rt, err)
 				var left []model
-				erased := 0
+				var erasedIDs, gotIDs []int64
 				for _, m := range kept {
 					hit := false
 					for _, id := range rep.IDs {
 						hit = hit || m.includes.Has(id)
 					}
 					if hit {
-						erased++
+						erasedIDs = append(erasedIDs, m.kept.ID)
 					} else {
 						left = append(left, m)
 					}
 				}
-				require.Equal(rt, erased, rep.ReleasesErased, "releases erased by forget %v", ids)
+				require.Equal(rt, len(erasedIDs), rep.ReleasesErased, "releases erased by forget %v", ids)
+				for _, e := range rep.ErasedReleases {
+					gotIDs = append(gotIDs, e.Release)
+					require.LessOrEqual(rt, e.Seq, e.Head, "release %d: the deleted insert is not in its state", e.Release)
+					require.Contains(rt, rep.IDs, e.ID)
+				}
+				require.Equal(rt, erasedIDs, gotIDs, "the erased releases named by forget %v", ids)
 				kept = left
 				for _, id := range ids {
 					forgotten.Add(id)
@@ -285,4 +299,112 @@ func TestKeptReleasesProperty(t *testing.T) {
 			}
 		}
 	})
+}
+
+// TestReleaseIDsNeverReused (issue #11): keep, forget (erasing the newest
+// kept release), keep again: the new release gets an id above every id
+// given before, also across Close and Open.
+func TestReleaseIDsNeverReused(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 60, 5)
+	dir := t.TempDir()
+	s := createStore(t, dir, h.Header, 4, 10)
+	spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
+	keep := func() int64 {
+		t.Helper()
+		r, err := s.Release(spec)
+		require.NoError(t, err)
+		k, err := s.Keep(r)
+		require.NoError(t, err)
+		return k.ID
+	}
+	var given []int64
+	next := int64(1)
+	for i := range 4 {
+		_, err := s.IngestEvents(Events(h.Events[10*i:10*i+10]), IngestOptions{})
+		require.NoError(t, err)
+		id := keep()
+		require.Greater(t, id, given0(given), "release %d reuses an id", id)
+		given = append(given, id)
+		rep, err := s.Forget([]int64{next + 5}, ForgetOptions{}) // in the newest release
+		require.NoError(t, err)
+		require.Equal(t, []ErasedRelease{{Release: id, Head: int64(10*i + 10), Seq: next + 5, ID: next + 5}}, rep.ErasedReleases)
+		next += 10
+		if i == 1 {
+			require.NoError(t, s.Close())
+			var err error
+			s, err = Open(dir)
+			require.NoError(t, err)
+		}
+	}
+	defer s.Close()
+	id := keep()
+	require.Greater(t, id, given0(given))
+}
+
+func given0(ids []int64) int64 {
+	if len(ids) == 0 {
+		return 0
+	}
+	return slices.Max(ids)
+}
+
+// TestOpenSchema3ReleaseIDs: a store of schema version 3 whose releases
+// table reused ids (INTEGER PRIMARY KEY without AUTOINCREMENT) is migrated
+// so that the next id is above every id it can have given before: the
+// number of releases ever kept (kept + erased).
+func TestOpenSchema3ReleaseIDs(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 40, 6)
+	dir := t.TempDir()
+	s := createStore(t, dir, h.Header, 4, 10)
+	_, err := s.IngestEvents(Events(h.Events), IngestOptions{})
+	require.NoError(t, err)
+	// Rebuild the version-3 schema: releases without AUTOINCREMENT, no
+	// erased_releases column.
+	for _, q := range []string{
+		`DROP TABLE releases`,
+		`CREATE TABLE releases (
+	release     INTEGER PRIMARY KEY,
+	time        TEXT NOT NULL,
+	head        INTEGER NOT NULL,
+	path        TEXT NOT NULL,
+	exact       INTEGER NOT NULL CHECK (exact IN (0, 1)),
+	epsilon     REAL NOT NULL,
+	delta       REAL NOT NULL,
+	file        BLOB NOT NULL,
+	certificate BLOB NOT NULL
+) STRICT`,
+		`CREATE INDEX releases_head ON releases(head)`,
+		`ALTER TABLE forget_requests DROP COLUMN erased_releases`,
+		`DELETE FROM schema_migrations WHERE version >= 4`,
+	} {
+		_, err := s.db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	// Under version 3: keep 1, 2, 3; a request erased 2 and 3; keep reused
+	// 2. Ids 1..3 were given, 2 is kept.
+	for _, q := range []string{
+		`INSERT INTO releases VALUES (1, '2026-01-01T00:00:00Z', 10, 'exact', 1, 1, 1e-5, x'00', x'00')`,
+		`INSERT INTO releases VALUES (2, '2026-01-01T00:00:00Z', 30, 'exact', 1, 1, 1e-5, x'00', x'00')`,
+		`INSERT INTO forget_requests (time, ids, path, reason, from_seq, events_replayed, wall_ns, u_size, needs_noise, releases_erased)
+			VALUES ('2026-01-01T00:00:00Z', '[]', 'exact', '', 0, 0, 0, 0, 0, 2)`,
+	} {
+		_, err := s.db.Exec(q)
+		require.NoError(t, err, q)
+	}
+	require.NoError(t, s.Close())
+	s, err = Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	rs, err := s.Releases()
+	require.NoError(t, err)
+	require.Len(t, rs, 2, "the migration keeps the rows")
+	reqs, err := s.Requests()
+	require.NoError(t, err)
+	require.Nil(t, reqs[0].ErasedReleases, "a version-3 request has no ids")
+	require.Equal(t, 2, reqs[0].ReleasesErased)
+	r, err := s.Release(certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})})
+	require.NoError(t, err)
+	k, err := s.Keep(r)
+	require.NoError(t, err)
+	require.Equal(t, int64(5), k.ID, "kept 2 + erased 2 = 4 ids may have been given")
 }

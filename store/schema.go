@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -177,6 +177,45 @@ CREATE TABLE keys (
 	key TEXT PRIMARY KEY,
 	id  INTEGER NOT NULL UNIQUE REFERENCES events(id) ON DELETE CASCADE
 ) STRICT, WITHOUT ROWID;
+`,
+	// Version 4: release ids are never reused (issue #11); a request
+	// records which releases it erased.
+	`
+-- Before version 4, releases.release was an INTEGER PRIMARY KEY without
+-- AUTOINCREMENT: SQLite gives a new row max(rowid) + 1, so after a forget
+-- erased the newest kept release its id was given to the next one
+-- (https://sqlite.org/autoinc.html). With AUTOINCREMENT the next id is
+-- above every id the table ever held (kept in sqlite_sequence). The table
+-- is rebuilt (SQLite cannot add AUTOINCREMENT to a column) and the
+-- sequence seeded with an upper bound on every id given out before: each
+-- id was at most the number of rows inserted until then, and every row
+-- ever inserted is either still kept or counted in a request's
+-- releases_erased (forget is the only path that deletes a release).
+CREATE TABLE releases_v4 (
+	release     INTEGER PRIMARY KEY AUTOINCREMENT,
+	time        TEXT NOT NULL,
+	head        INTEGER NOT NULL,
+	path        TEXT NOT NULL,
+	exact       INTEGER NOT NULL CHECK (exact IN (0, 1)),
+	epsilon     REAL NOT NULL,
+	delta       REAL NOT NULL,
+	file        BLOB NOT NULL,
+	certificate BLOB NOT NULL
+) STRICT;
+INSERT INTO releases_v4 (release, time, head, path, exact, epsilon, delta, file, certificate)
+	SELECT release, time, head, path, exact, epsilon, delta, file, certificate FROM releases;
+DROP TABLE releases;
+ALTER TABLE releases_v4 RENAME TO releases;
+CREATE INDEX releases_head ON releases(head);
+DELETE FROM sqlite_sequence WHERE name IN ('releases', 'releases_v4');
+INSERT INTO sqlite_sequence (name, seq) VALUES ('releases', max(
+	(SELECT COALESCE(max(release), 0) FROM releases),
+	(SELECT count(*) FROM releases) + (SELECT COALESCE(sum(releases_erased), 0) FROM forget_requests)));
+
+-- The releases a request erased: a JSON array of {"release", "head",
+-- "seq", "id"} (ErasedRelease); NULL for requests served before version 4,
+-- which kept only the count.
+ALTER TABLE forget_requests ADD COLUMN erased_releases TEXT;
 `,
 }
 

@@ -66,6 +66,10 @@ type Request struct {
 	ResolvedBy int64
 	// ReleasesErased is the number of kept releases the request erased.
 	ReleasesErased int
+	// ErasedReleases are those releases by id (ForgetReport.ErasedReleases);
+	// nil for a request served before schema version 4, which recorded only
+	// the count.
+	ErasedReleases []ErasedRelease
 }
 
 // Status returns a summary of the store.
@@ -130,7 +134,7 @@ func (s *Store) Requests() ([]Request, error) {
 
 func (s *Store) requests(ctx context.Context, q querier, where string) ([]Request, error) {
 	rows, err := q.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
-		intervention, ages, u_size, needs_noise, resolved_by, releases_erased FROM forget_requests `+where+` ORDER BY request`)
+		intervention, ages, u_size, needs_noise, resolved_by, releases_erased, erased_releases FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err
 	}
@@ -140,11 +144,11 @@ func (s *Store) requests(ctx context.Context, q querier, where string) ([]Reques
 		var r Request
 		var tm, ids, path string
 		var wall int64
-		var interv, ages sql.NullString
+		var interv, ages, erased sql.NullString
 		var resolved sql.NullInt64
 		var nn int
 		if err := rows.Scan(&r.Request, &tm, &ids, &path, &r.Reason, &r.FromSeq, &r.EventsReplayed, &wall,
-			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased); err != nil {
+			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased, &erased); err != nil {
 			return nil, err
 		}
 		r.Time, _ = time.Parse(time.RFC3339Nano, tm)
@@ -154,6 +158,11 @@ func (s *Store) requests(ctx context.Context, q querier, where string) ([]Reques
 		if ages.Valid {
 			if err := json.Unmarshal([]byte(ages.String), &r.Ages); err != nil {
 				return nil, fmt.Errorf("%w: request %d: ages: %w", ErrSchema, r.Request, err)
+			}
+		}
+		if erased.Valid {
+			if err := json.Unmarshal([]byte(erased.String), &r.ErasedReleases); err != nil {
+				return nil, fmt.Errorf("%w: request %d: erased_releases: %w", ErrSchema, r.Request, err)
 			}
 		}
 		r.Path, r.Wall, r.Intervention = Path(path), time.Duration(wall), interv.String

@@ -324,6 +324,7 @@ func TestForgetApproximate(t *testing.T) {
 			require.NoError(t, err)
 			require.Len(t, reqs, 2)
 			require.Equal(t, reqs[1].Request, reqs[0].ResolvedBy, "the exact request resolves the approximate one")
+			require.Equal(t, []int64{reqs[0].Request}, rep.Resolved, "the report names the request it resolved")
 		})
 	}
 }

@@ -85,7 +85,7 @@ against the released state (that is 'unlearn verify'). See docs/trust.md.`,
 				return flagError("key", "required with --add: the new entry is signed with it")
 			}
 			if keyFile == "" && pubFile == "" {
-				return flagError("public-key", "required to verify the ledger (or --key)")
+				return flagError("public-key", "required to read the ledger: every entry is signed by the certifier's key, and the ledger's totals are shown only after each signature and the hash chain are verified (an edited ledger could under-report what was spent); give the certifier's public key NAME.pub (keygen wrote it beside NAME.key; it is not secret), or --key")
 			}
 			var a ledger.Anchor
 			if anchor != "" {

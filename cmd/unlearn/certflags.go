@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+
 	"github.com/spf13/pflag"
 
 	"unlearn/olbfgs"
@@ -25,4 +27,17 @@ func (c *certifiableFlags) register(f *pflag.FlagSet) {
 func (c *certifiableFlags) apply(cfg *olbfgs.Config) {
 	cfg.Radius, cfg.SampleBound = c.radius, c.sampleBound
 	cfg.PairAngle, cfg.PairMin, cfg.PairMax = c.pairAngle, c.pairMin, c.pairMax
+}
+
+// certifiableSummary says in one line whether a learner configured as cfg
+// can have a noised release certified, and with which settings.
+func certifiableSummary(cfg olbfgs.Config) string {
+	if cfg.Radius <= 0 || cfg.SampleBound <= 0 {
+		return "not certifiable: a noised release needs --radius and --sample-bound (init); only exact releases (every forget served by replay) can be published"
+	}
+	s := fmt.Sprintf("certifiable: radius W = %.4g, sample bound B = %.4g, ", cfg.Radius, cfg.SampleBound)
+	if cfg.PairAngle > 0 {
+		return s + fmt.Sprintf("pair guard r̄ = %.4g with sᵀy/‖s‖² in [%.4g, %.4g] (a noised release can derive α below the diameter)", cfg.PairAngle, cfg.PairMin, cfg.PairMax)
+	}
+	return s + "no pair guard (a noised release's α is the diameter 2W; --pair-angle, --pair-min, --pair-max can make it smaller)"
 }

@@ -9,7 +9,6 @@ import (
 	"slices"
 
 	"github.com/spf13/cobra"
-	"gonum.org/v1/gonum/floats"
 
 	"unlearn/certify"
 	"unlearn/noise"
@@ -226,17 +225,26 @@ func builtinByName(name string) (unlearn.Builtin, bool) {
 	return unlearn.Builtin{}, false
 }
 
-// printUtility prints what the noise costs: its expected norm σ·√d beside
-// the released ‖w‖ (public), and a warning when the noise dominates.
-func printUtility(w io.Writer, c *certify.Certificate, r *certify.Release) {
+// printUtility prints what the noise costs: its expected norm σ·√d
+// beside the radius W' of the learner's ball (half the certificate's
+// diameter 2W'), which bounds ‖w‖ of every un-noised state. Both are
+// public; the un-noised ‖w‖ is not (it is what the noise hides), and the
+// released, noised ‖w‖ already contains the noise, so neither is compared.
+// The warning fires when the expected noise is larger than any un-noised
+// model can be.
+func printUtility(w io.Writer, c *certify.Certificate, _ *certify.Release) {
 	if c.Exact {
 		return
 	}
 	nn := c.SigmaApplied * math.Sqrt(float64(c.Dim))
-	wn := floats.Norm(r.W, 2)
-	fmt.Fprintf(w, "noise: expected ‖noise‖ = σ·√d ≈ %.4g; released ‖w‖ = %.4g\n", nn, wn)
-	if nn > wn/2 {
-		fmt.Fprintf(w, "WARNING: the noise dominates the model (‖noise‖ ≈ %.3g × ‖w‖): the release is likely of little use; see docs/theory.md on tightening α (a smaller radius, the pair guard, exact replay)\n", nn/max(wn, 1e-300))
+	rad := c.Sensitivity.Diameter / 2
+	if rad <= 0 || math.IsInf(rad, 0) {
+		fmt.Fprintf(w, "noise: expected ‖noise‖ = σ·√d ≈ %.4g\n", nn)
+		return
+	}
+	fmt.Fprintf(w, "noise: expected ‖noise‖ = σ·√d ≈ %.4g; every un-noised model has ‖w‖ ≤ W' = %.4g (the learner's radius)\n", nn, rad)
+	if nn >= rad {
+		fmt.Fprintf(w, "WARNING: the expected noise norm is %.3g × the radius W' that bounds every un-noised model: the noise is larger than the model can be, so the release is likely of little use; see docs/theory.md on tightening α (a smaller radius, the pair guard, exact replay)\n", nn/rad)
 	}
 }
 

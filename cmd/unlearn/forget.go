@@ -42,11 +42,18 @@ Either way the deleted payloads are erased from every file of the store
 (SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
 only) so that they are never ingested again. The releases kept in the store
 that were made from a state including a deleted sample are erased with them
-(the count is printed); copies published elsewhere cannot be recalled. Ids already forgotten are reported
+(each is named with the log position of its state and the forgotten
+sample that erased it, and recorded in the request); copies published elsewhere cannot be recalled. Ids already forgotten are reported
 and skipped; an id never ingested is an error and nothing changes. A forget whose ids were all
 forgotten already still runs the VACUUM (unless --no-vacuum): after a crash or an error in a
 forget's VACUUM, run the same forget again (by --ids: a request by --keys erased
-its keys, and the ids it resolved are printed).
+its keys, and the ids it resolved are printed). An exact forget after an
+approximate one names the pending requests it resolves (the state is exact
+again).
+
+--json prints the report with snake_case names and durations in seconds
+(wall_seconds, replay_seconds, vacuum_seconds); erased_releases lists
+{release, head, seq, id} for each kept release erased.
 
 --keys names the request by the string ids of CSV rows ingested with
 'ingest --data' (for example e-mail addresses; a key holding a comma is
@@ -102,7 +109,7 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				b, jerr := json.MarshalIndent(rep, "", "  ")
+				b, jerr := json.MarshalIndent(newForgetJSON(rep), "", "  ")
 				if jerr != nil {
 					return jerr
 				}
@@ -120,7 +127,7 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 				}
 				return err
 			}
-			fmt.Fprintf(out, "request %d: forgot %d ids %v\npath: %s — %s\n", rep.Request, len(rep.IDs), rep.IDs, rep.Path, rep.Reason)
+			fmt.Fprintf(out, "request %d: forgot %s %v\npath: %s — %s\n", rep.Request, plural(len(rep.IDs), "id", "ids"), rep.IDs, rep.Path, rep.Reason)
 			if rep.Path == store.PathExact {
 				fmt.Fprintf(out, "replayed %d events from the checkpoint at seq %d, rewrote %d checkpoints; %.4g s (replay %.4g s), vacuum %.4g s\n",
 					rep.EventsReplayed, rep.FromSeq, rep.CheckpointsRewritten, rep.Wall.Seconds(), rep.Replay.Seconds(), rep.Vacuum.Seconds())
@@ -131,7 +138,22 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 			if rep.KeysErased > 0 {
 				fmt.Fprintf(out, "erased %d string keys of the forgotten ids from the store\n", rep.KeysErased)
 			}
-			fmt.Fprintf(out, "erased %d stored releases made from a state that included a deleted sample; copies published elsewhere cannot be recalled\n", rep.ReleasesErased)
+			if len(rep.Resolved) > 0 {
+				word := "request"
+				if len(rep.Resolved) > 1 {
+					word = "requests"
+				}
+				fmt.Fprintf(out, "resolves pending approximate %s %s (the state is exact again)\n", word, joinInts(rep.Resolved))
+			}
+			if rep.ReleasesErased == 0 {
+				fmt.Fprintln(out, "erased no stored release (none was made from a state that included a deleted sample)")
+			} else {
+				fmt.Fprintf(out, "erased %s made from a state that included a deleted sample; copies published elsewhere cannot be recalled:\n",
+					plural(rep.ReleasesErased, "stored release", "stored releases"))
+				for _, e := range rep.ErasedReleases {
+					fmt.Fprintf(out, "  erased release %d (log position %d ≥ seq %d of forgotten id %d)\n", e.Release, e.Head, e.Seq, e.ID)
+				}
+			}
 			if rep.NeedsNoise {
 				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
 			}
@@ -147,4 +169,68 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 	f.BoolVar(&noVacuum, "no-vacuum", false, "skip the VACUUM after the commit (erasure then rests on secure_delete alone; the file keeps its size)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return cmd
+}
+
+// plural is "1 id" or "n ids".
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// joinInts is "3", "3 and 5" or "3, 5 and 8".
+func joinInts(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = fmt.Sprint(x)
+	}
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+// forgetJSON is forget --json: the store.ForgetReport with snake_case
+// names and durations in seconds.
+type forgetJSON struct {
+	Request              int64                 `json:"request"`
+	IDs                  []int64               `json:"ids"`
+	AlreadyForgotten     []int64               `json:"already_forgotten"`
+	Path                 store.Path            `json:"path"`
+	Reason               string                `json:"reason"`
+	FromSeq              int64                 `json:"from_seq"`
+	ExactReplay          int                   `json:"exact_replay"`
+	EventsReplayed       int                   `json:"events_replayed"`
+	CheckpointsRewritten int                   `json:"checkpoints_rewritten"`
+	Intervention         string                `json:"intervention,omitempty"`
+	Ages                 []int                 `json:"ages,omitempty"`
+	NeedsNoise           bool                  `json:"needs_noise"`
+	Resolved             []int64               `json:"resolved_requests"`
+	WallSeconds          float64               `json:"wall_seconds"`
+	ReplaySeconds        float64               `json:"replay_seconds"`
+	VacuumSeconds        float64               `json:"vacuum_seconds"`
+	ReleasesErased       int                   `json:"releases_erased"`
+	ErasedReleases       []store.ErasedRelease `json:"erased_releases"`
+	KeysErased           int                   `json:"keys_erased"`
+}
+
+func newForgetJSON(r store.ForgetReport) forgetJSON {
+	nonNil := func(v []int64) []int64 {
+		if v == nil {
+			return []int64{}
+		}
+		return v
+	}
+	er := r.ErasedReleases
+	if er == nil {
+		er = []store.ErasedRelease{}
+	}
+	return forgetJSON{
+		Request: r.Request, IDs: nonNil(r.IDs), AlreadyForgotten: nonNil(r.AlreadyForgotten), Path: r.Path, Reason: r.Reason,
+		FromSeq: r.FromSeq, ExactReplay: r.ExactReplay, EventsReplayed: r.EventsReplayed, CheckpointsRewritten: r.CheckpointsRewritten,
+		Intervention: r.Intervention, Ages: r.Ages, NeedsNoise: r.NeedsNoise, Resolved: nonNil(r.Resolved),
+		WallSeconds: r.Wall.Seconds(), ReplaySeconds: r.Replay.Seconds(), VacuumSeconds: r.Vacuum.Seconds(),
+		ReleasesErased: r.ReleasesErased, ErasedReleases: er, KeysErased: r.KeysErased,
+	}
 }

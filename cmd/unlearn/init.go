@@ -126,6 +126,7 @@ before the oldest deleted sample, plus everything after it).`,
 			defer s.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, %sτ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
 				dir, h.Kind, h.D, lambdaNote(h), tau, eta, gamma0, every)
+			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", dir)
 			return nil
 		},

@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 
@@ -37,9 +38,17 @@ certificate (unlearn-certificate/v2):
   derived   one approximate forget (forget --max-replay) is pending: α is
             derived from its public description (ages, the steps since, the
             intervention's allowance) for a certifiable learner (init --radius,
-            --sample-bound, the pair guard);
-  diameter  several approximate forgets are pending: α is the diameter 2W' of
-            the learner's ball.
+            --sample-bound, the pair guard); when that bound is not smaller
+            than the diameter (without the pair guard the recursion does not
+            contract: ρ ≥ 1), α is the diameter and the path is printed as
+            "diameter", with the reason and what to change;
+  diameter  several approximate forgets are pending, or the derived bound is
+            not smaller: α is the diameter 2W' of the learner's ball (W' its
+            radius, init --radius), which holds whatever produced the state.
+
+After a noised release, the expected noise norm σ·√d is printed beside the
+radius W' that bounds every un-noised model (both public); a warning says
+when the noise is larger than any model can be.
 
 With --key the certificate is signed; with --ledger (and --key) the release is
 charged to that ledger first (unlearn budget --init creates one), and refused —
@@ -137,7 +146,7 @@ experiments only.`,
 					return fmt.Errorf("refused, nothing written: %w", err)
 				}
 				tot := l.Totals()
-				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP: docs/theory.md §10.1)\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
 			}
 			// Kept in the store after the charge and before the files are
 			// written: a kill -9 in between over-charges, or leaves a kept
@@ -158,7 +167,7 @@ experiments only.`,
 				return err
 			}
 			fmt.Fprint(cmd.OutOrStdout(), r.Certificate.Summary())
-			fmt.Fprintf(cmd.OutOrStdout(), "path: %s\n", r.Path)
+			printReleasePath(cmd.OutOrStdout(), r.Path, r.Certificate)
 			printUtility(cmd.ErrOrStderr(), r.Certificate, r.Release)
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s and %s\n", out, certFile)
 			return nil
@@ -194,4 +203,23 @@ const storeLedger = "budget.ledger"
 func fileExists(p string) bool {
 	_, err := os.Stat(p)
 	return err == nil
+}
+
+// printReleasePath prints the release's path. A derived α that the
+// diameter 2W' caps (the recursion's bound is not smaller, e.g. ρ ≥ 1: no
+// contraction) is the diameter path in effect: say so, why, and what the
+// user can change.
+func printReleasePath(w io.Writer, path string, c *certify.Certificate) {
+	s := c.Sensitivity
+	if path != "derived" || s.Binding == "" || s.Binding == "recursion" {
+		fmt.Fprintf(w, "path: %s\n", path)
+		return
+	}
+	why := s.Why
+	if why == "" {
+		why = "no recursion bound applies"
+	}
+	fmt.Fprintf(w, "path: %s (the derived bound is not smaller: %s)\n", s.Binding, why)
+	fmt.Fprintln(w, "  to get a smaller α: create the store with the pair guard (init --pair-angle, --pair-min, --pair-max) so that the recursion contracts (ρ < 1), "+
+		"or serve forgets exactly (a larger forget --max-replay, or none) so that no approximate request is pending")
 }

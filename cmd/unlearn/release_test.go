@@ -27,6 +27,13 @@ func TestReleaseFromStore(t *testing.T) {
 	led := filepath.Join(st, "budget.ledger") // the store's own ledger: used by default
 	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.2", "--delta", "1e-5", "--key", key+".key")
 	require.NoError(t, err)
+	// Reading the ledger without a key says why the public key is needed.
+	_, err = runCLI(t, "budget", "--ledger", led)
+	require.ErrorContains(t, err, "--public-key")
+	require.ErrorContains(t, err, "every entry is signed by the certifier's key")
+	out, err := runCLI(t, "budget", "--ledger", led, "--public-key", key+".pub")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "budget      ε = 1.2")
 	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
 	release := func() (string, error) {
 		return runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
@@ -37,7 +44,7 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
 	require.ErrorContains(t, err, "--key", "a store with a ledger charges every release")
-	out, err := release()
+	out, err = release()
 	require.NoError(t, err, out)
 	require.Contains(t, out, "path: exact")
 	require.Contains(t, out, "not charged", "an exact release costs nothing")
@@ -50,8 +57,20 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err)
 	out, err = release()
 	require.NoError(t, err, out)
-	require.Contains(t, out, "path: derived")
+	// Without the pair guard the derived recursion is not smaller than the
+	// diameter: the path printed is the one that gives α, with why and
+	// what to change (issue #11).
+	require.Contains(t, out, "path: diameter (the derived bound is not smaller: no pair guard")
+	require.Contains(t, out, "init --pair-angle")
+	require.Contains(t, out, "--max-replay")
+	require.NotContains(t, out, "path: derived")
+	// The noise is compared with the public radius W' = 4, not with the
+	// private (or the noised) ‖w‖.
+	require.Contains(t, out, "‖w‖ ≤ W' = 4")
+	require.Contains(t, out, "WARNING: the expected noise norm is")
+	require.NotContains(t, out, "released ‖w‖")
 	require.Contains(t, out, "charged entry 1")
+	require.Contains(t, out, "docs/theory.md §10.1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
@@ -84,4 +103,36 @@ func TestReleaseFromStore(t *testing.T) {
 	require.Equal(t, ledBefore, mustRead(t, led), "the ledger changed")
 	_, err = os.Stat(cert)
 	require.NoError(t, err)
+}
+
+// The worked example of docs/deployment.md: with the pair guard the
+// derived recursion gives α below the diameter and the path printed is
+// "derived"; init and status show the certifiable settings.
+func TestReleaseDerivedWithPairGuard(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "iso.jsonl")
+	_, err := runCLI(t, "gen", "--kind", "quadratic", "--kappa", "1", "--events", "300", "--seed", "1", "--out", in)
+	require.NoError(t, err)
+	st := filepath.Join(dir, "model")
+	out, err := runCLI(t, "init", "--store", st, "--header", in, "--tau", "3", "--eta", "1", "--radius", "2", "--sample-bound", "3",
+		"--pair-angle", "0.01", "--pair-min", "0.99", "--pair-max", "1.01")
+	require.NoError(t, err, out)
+	want := "certifiable: radius W = 2, sample bound B = 3, pair guard r̄ = 0.01 with sᵀy/‖s‖² in [0.99, 1.01]"
+	require.Contains(t, out, want)
+	_, err = runCLI(t, "ingest", "--store", st, in)
+	require.NoError(t, err)
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "101,102,103,104,105", "--max-replay", "10", "--intervention", "noop")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "forgot 5 ids")
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, want)
+	require.Contains(t, out, "1 approximate request pending")
+	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "r.json"),
+		"--certificate", filepath.Join(dir, "c.json"), "--insecure-seeded", "1", "--no-ledger")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "alpha        0.41887 (derived, proved)")
+	require.Contains(t, out, "path: derived\n")
+	require.NotContains(t, out, "bound by")
+	require.Contains(t, out, "‖w‖ ≤ W' = 2")
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 
@@ -41,7 +42,9 @@ func TestReleasesKeptAndErased(t *testing.T) {
 
 	out, err = runCLI(t, "forget", "--store", st, "--ids", "30")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "erased 1 stored releases")
+	require.Contains(t, out, "erased 1 stored release made")
+	require.Contains(t, out, "erased release 1 (log position 200 ≥ seq 30 of forgotten id 30)")
+	require.Contains(t, out, "forgot 1 id [30]")
 	require.Contains(t, out, "cannot be recalled")
 	out, err = runCLI(t, "releases", "--store", st)
 	require.NoError(t, err, out)
@@ -52,4 +55,26 @@ func TestReleasesKeptAndErased(t *testing.T) {
 	require.ErrorContains(t, err, "--out")
 	_, err = runCLI(t, "releases", "--store", st, "--out", got)
 	require.ErrorContains(t, err, "--get")
+
+	// Ids are never reused (issue #11): the next release is 2, not 1 again,
+	// and forget --json names it, in snake_case, durations in seconds.
+	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "kept as release 2 of the store")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "40,50", "--json")
+	require.NoError(t, err, out)
+	var rep map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &rep), out)
+	require.Equal(t, []any{map[string]any{"release": 2.0, "head": 200.0, "seq": 40.0, "id": 40.0}}, rep["erased_releases"])
+	require.Equal(t, []any{40.0, 50.0}, rep["ids"])
+	require.Equal(t, "exact", rep["path"])
+	for _, k := range []string{"wall_seconds", "replay_seconds", "vacuum_seconds"} {
+		v, ok := rep[k].(float64)
+		require.True(t, ok, "%s missing: %s", k, out)
+		require.True(t, v >= 0 && v < 600, "%s = %v is not in seconds", k, v)
+	}
+	require.NotContains(t, out, "Wall", "Go field names")
+	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "kept as release 3 of the store")
 }

@@ -3,8 +3,11 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 
 	"github.com/spf13/cobra"
+
+	"unlearn/store"
 )
 
 func init() { register(newStatusCmd) }
@@ -23,8 +26,15 @@ influence (after an approximate forget not yet resolved by an exact one), in
 which case only a noised release may be published; the pending approximate
 requests are listed with what such a release must cover.
 
+It also shows the certifiable-learner settings (init --radius, --sample-bound,
+the pair guard) or says that the store is not certifiable (a noised release
+needs --radius and --sample-bound).
+
 --check also verifies the store bit for bit: every exact checkpoint and the
-state against the replay of the stored log from θ0 (one pass of training).`,
+state against the replay of the stored log from θ0 (one pass of training).
+Checkpoints that carry a pending approximate forget's influence cannot be
+reproduced by any replay and are skipped; when nothing after θ0 could be
+verified exactly, the check says so instead of OK.`,
 		Example: `  unlearn status --store model --check`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -49,11 +59,16 @@ state against the replay of the stored log from θ0 (one pass of training).`,
 				fmt.Fprintf(out, "store %s (schema %d, %.4g MB)\n", st.Dir, st.SchemaVersion, float64(st.Bytes)/1e6)
 				fmt.Fprintf(out, "learner: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
 					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
+				fmt.Fprintln(out, certifiableSummary(c))
 				fmt.Fprintf(out, "log: %d events (%d erased), head seq %d; state has applied %d events\n", st.Events, st.Erased, st.Head, st.T)
-				fmt.Fprintf(out, "checkpoints: %d (%d carry forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints)
+				carry := "carry"
+				if st.InexactCheckpoints == 1 {
+					carry = "carries"
+				}
+				fmt.Fprintf(out, "checkpoints: %d (%d %s forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints, carry)
 				fmt.Fprintf(out, "deletion requests: %d; forgotten ids: %d; releases kept: %d (unlearn releases)\n", st.Requests, st.Forgotten, st.Releases)
 				if st.NeedsNoise {
-					fmt.Fprintf(out, "release: NEEDS NOISE — %d approximate requests pending:\n", len(st.Pending))
+					fmt.Fprintf(out, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
 					for _, r := range st.Pending {
 						fmt.Fprintf(out, "  request %d: %s, |U| = %d, ages %v\n", r.Request, r.Intervention, r.USize, r.Ages)
 					}
@@ -66,8 +81,7 @@ state against the replay of the stored log from θ0 (one pass of training).`,
 				if err != nil {
 					return err
 				}
-				fmt.Fprintf(cmd.ErrOrStderr(), "check: OK (%d events replayed, %d checkpoints verified, %d inexact skipped, state from θ0: %v)\n",
-					rep.EventsReplayed, rep.CheckpointsVerified, rep.InexactSkipped, rep.StateFromScratch)
+				printCheck(cmd.ErrOrStderr(), rep)
 			}
 			return nil
 		},
@@ -77,4 +91,25 @@ state against the replay of the stored log from θ0 (one pass of training).`,
 	f.BoolVar(&check, "check", false, "verify every exact checkpoint and the state by replay of the log")
 	f.BoolVar(&asJSON, "json", false, "print the status as JSON")
 	return cmd
+}
+
+// printCheck prints status --check's result. A check that could compare
+// nothing after θ0 with a replay of the log (every later checkpoint and
+// the state carry an approximate forget's influence) is not reported as OK.
+func printCheck(w io.Writer, rep store.CheckReport) {
+	if rep.CheckpointsVerified == 0 && !rep.StateFromScratch {
+		what := "the state carries"
+		if rep.InexactSkipped > 0 {
+			what = "the " + plural(rep.InexactSkipped, "checkpoint", "checkpoints") + " after θ0 and the state carry"
+		}
+		fmt.Fprintf(w, "check: nothing could be verified exactly: %s forgotten samples' influence "+
+			"(an approximate forget is pending), which no replay of the log reproduces; checked only θ0, the keys, and the state against "+
+			"its newest checkpoint and the log after it. An exact forget (no --max-replay) makes the store verifiable again.\n", what)
+		return
+	}
+	fmt.Fprintf(w, "check: OK (%d events replayed, %s verified, %d inexact skipped, state from θ0: %v)\n",
+		rep.EventsReplayed, plural(rep.CheckpointsVerified, "checkpoint", "checkpoints"), rep.InexactSkipped, rep.StateFromScratch)
+	if !rep.StateFromScratch {
+		fmt.Fprintln(w, "check: the state carries forgotten samples' influence (an approximate forget is pending): it was checked against its newest checkpoint and the log after it, not against a replay from θ0")
+	}
 }
