@@ -193,7 +193,7 @@ func TestIngestData(t *testing.T) {
 	mf := filepath.Join(dir, "second.ids.csv")
 	o, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", second, "--id-offset", "1000", "--mapping", mf}, c[1:]...)...)
 	require.NoError(t, err, o)
-	require.Contains(t, o, "40 events in 1 transactions")
+	require.Contains(t, o, "40 events in 1 transaction,")
 	require.True(t, strings.HasPrefix(string(readFile(t, mf)), "id,key\n1001,q0\n1002,q7\n"))
 }
 

@@ -114,8 +114,8 @@ refused inside the store directory.`,
 				if err != nil {
 					return fmt.Errorf("%s: %w", name, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events in %d transactions, %d checkpoints; log head at seq %d\n",
-					name, res.Events, res.Batches, res.Checkpoints, res.Head)
+				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
+					name, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
 			}
 			return nil
 		},
@@ -183,8 +183,8 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 		return fmt.Errorf("--data %s: %w", path, err)
 	}
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %d events in %d transactions, %d checkpoints; log head at seq %d\n",
-		path, res.Events, res.Batches, res.Checkpoints, res.Head)
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
+		path, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
 	return nil
 }
 
