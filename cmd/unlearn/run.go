@@ -171,7 +171,13 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 				if data != "" {
 					flag, file = "data", data
 					h, src, mapping, err2 = runDataFile(cmd.ErrOrStderr(), fl, data, &df, kind, d, events)
-					if err2 == nil && len(keys) > 0 {
+					switch {
+					case err2 == nil && len(mapping) > 0 && len(deleted) > 0:
+						// The --id column holds strings: every value is looked
+						// up as a key first, so a key that looks like a number
+						// ("0007") is never taken for another row's id.
+						cfg.Deleted, err2 = resolveDeleted(deleted, mapping, data)
+					case err2 == nil && len(keys) > 0:
 						cfg.Deleted, err2 = resolveKeys(cfg.Deleted, keys, mapping, data)
 					}
 				} else if err2 = notADataFile("--stream", in); err2 == nil {
@@ -325,6 +331,38 @@ func resolveKeys(ids []int64, keys []string, m []dataset.Mapping, path string) (
 			return nil, flagError("deleted", "key %q is not in the --id column of %s (of the rows read)", k, path)
 		}
 		ids = append(ids, id)
+	}
+	return ids, nil
+}
+
+// resolveDeleted maps the values of --deleted to ids when the data file
+// has string ids (mapping m, the rows' keys): a value that is a key is that
+// row's id; a value that is not a key must be an integer id. A value that is
+// a key and, read as an integer, also the id of another row is ambiguous and
+// refused, so a numeric-looking key is never silently another person's row.
+func resolveDeleted(vals []string, m []dataset.Mapping, path string) ([]int64, error) {
+	byKey := make(map[string]int64, len(m))
+	byID := make(map[int64]string, len(m))
+	for _, e := range m {
+		byKey[e.Key] = e.ID
+		byID[e.ID] = e.Key
+	}
+	var ids []int64
+	for _, v := range vals {
+		v = strings.TrimSpace(v)
+		n, perr := strconv.ParseInt(v, 10, 64)
+		id, isKey := byKey[v]
+		other, nIsRow := byID[n]
+		switch {
+		case isKey && perr == nil && nIsRow && n != id:
+			return nil, flagError("deleted", "%q is ambiguous in %s: it is the key of row id %d and also row id %d (key %q); give %d for the first or the key %q for the second", v, path, id, n, other, id, other)
+		case isKey:
+			ids = append(ids, id)
+		case perr == nil:
+			ids = append(ids, n)
+		default:
+			return nil, flagError("deleted", "key %q is not in the --id column of %s (of the rows read)", v, path)
+		}
 	}
 	return ids, nil
 }

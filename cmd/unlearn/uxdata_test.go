@@ -1,6 +1,7 @@
 package main
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -227,6 +228,35 @@ func TestRunDeletedKeys(t *testing.T) {
 	require.ErrorContains(t, err, `--deleted: "u-14" is not an id (an integer); keys (string ids) are accepted with --data FILE --id COLUMN`)
 	_, err = runCLI(t, "run", "--t-del", "20", "--deleted", "99999999999999999999")
 	require.ErrorContains(t, err, "--deleted: \"99999999999999999999\" is out of the range of int64 ids")
+
+	// Keys that look like numbers (zip codes, account numbers): a key is
+	// looked up as a key first, and one that is also another row's id is
+	// refused as ambiguous rather than deleting that other row.
+	numeric := filepath.Join(dir, "numeric.csv")
+	var b strings.Builder
+	b.WriteString("user,f1,f2,y\n")
+	for i := 1; i <= 60; i++ {
+		key := fmt.Sprintf("u-%d", i)
+		switch i {
+		case 50:
+			key = "0007" // row id 50; 7 is also a row id (key u-7)
+		case 55:
+			key = "999" // row id 55; 999 is no row's id
+		}
+		fmt.Fprintf(&b, "%s,%g,%g,%d\n", key, float64(i%7)/7, float64(i%5)/5, i%2)
+	}
+	require.NoError(t, os.WriteFile(numeric, []byte(b.String()), 0o644))
+	runNum := func(out string, deleted string) error {
+		_, err := runCLI(t, "run", "--data", numeric, "--label", "y", "--id", "user", "--t-del", "58", "--tau", "3", "--zero-timing", "--out", out, "--deleted", deleted)
+		return err
+	}
+	err = runNum(filepath.Join(dir, "amb.json"), "0007")
+	require.ErrorContains(t, err, `--deleted: "0007" is ambiguous in `+numeric+`: it is the key of row id 50 and also row id 7 (key "u-7")`)
+	k999, id55 := filepath.Join(dir, "k999"), filepath.Join(dir, "id55")
+	require.NoError(t, runNum(k999+".json", "999"))
+	require.NoError(t, runNum(id55+".json", "55"))
+	same(k999, id55)
+	require.Contains(t, string(readFile(t, k999+".json")), `"deleted_ids":[55]`)
 }
 
 // TestFlagHelpOneDefault: no flag's help states a default that pflag then
