@@ -187,6 +187,9 @@ func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluatio
 	}
 	defer r.Close()
 	if hdr.Kind != l.Loss().Kind() {
+		if !fl.Changed("kind") {
+			return store.Evaluation{}, flagError("data", "%s: a data file gives a logistic or regression loss, but the model's loss is %s: evaluate it on a stream file (--stream)", h.path, l.Loss().Kind())
+		}
 		return store.Evaluation{}, flagError("kind", "%s, but the model's loss is %s", hdr.Kind, l.Loss().Kind())
 	}
 	if fl.Changed("lambda") && hdr.Lambda != lambda {

@@ -66,6 +66,18 @@ func TestEvaluateData(t *testing.T) {
 			require.ErrorContains(t, err, c.want)
 		})
 	}
+
+	// A quadratic model and a data file: --kind was not given, so the
+	// error names --data, not --kind.
+	q, qstate := filepath.Join(dir, "q.jsonl"), filepath.Join(dir, "q.state")
+	_, err := runCLI(t, "gen", "--kind", "quadratic", "--d", "2", "--events", "10", "--out", q)
+	require.NoError(t, err)
+	_, err = runCLI(t, "train", "--stream", q, "--out", qstate)
+	require.NoError(t, err)
+	r := filepath.Join(dir, "r.csv")
+	require.NoError(t, os.WriteFile(r, []byte("f1,f2,y\n0.1,0.2,0.5\n"), 0o644))
+	_, err = runCLI(t, "evaluate", "--state", qstate, "--data", r, "--label", "y")
+	require.ErrorContains(t, err, "--data: "+r+": a data file gives a logistic or regression loss, but the model's loss is quadratic")
 }
 
 // TestStreamArgumentIsADataFile: a data file given where a stream file is
