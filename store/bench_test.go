@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"unlearn/internal/floatbits"
+	"unlearn/olbfgs"
 	"unlearn/stream"
 )
 
@@ -127,7 +129,7 @@ func BenchmarkForget(b *testing.B) {
 			vacuum += rep.Vacuum
 			// A/B: the learner's own step rate on the same events, timed
 			// right after each forget, so that both see the same machine load.
-			step += stepTime(b, s, h.Events, rep.EventsReplayed)
+			step += stepTime(b, s, h, id, n, rep.EventsReplayed)
 		}
 		b.ReportMetric(float64(replayed)/replay.Seconds(), "replay-events/s")
 		b.ReportMetric(float64(replayed)/step.Seconds(), "step-events/s")
@@ -148,23 +150,42 @@ func cpuTime() time.Duration {
 	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
-// stepTime is the wall time of n steps of a copy of the store's state on
-// inserts cycling through pool (fresh ids): the step rate a replay of n
-// events is compared with, in memory, with no reading.
-func stepTime(b *testing.B, s *Store, pool []stream.Event, n int) time.Duration {
-	l, err := s.State()
+// stepTime is the wall time of the same computation as the replay of the
+// forget of ids 1..forgot from a log of n cycleSource inserts, done in
+// memory: a fresh learner (the checkpoint at seq 0, where the replay starts)
+// steps the inserts forgot+1..n, whose payloads cycle through the pool
+// (cache-resident) — the learner's own step rate on the very events the
+// replay stepped, from the same state, with no reading. It checks that the
+// result is the store's state bit for bit, so the two timings are of one
+// computation.
+func stepTime(b *testing.B, s *Store, h *stream.History, forgot int64, n, replayed int) time.Duration {
+	if want := n - int(forgot); replayed != want {
+		b.Fatalf("the forget replayed %d events, want %d (from seq 0)", replayed, want)
+	}
+	l, err := olbfgs.New(s.cfg, h.Loss)
 	if err != nil {
 		b.Fatal(err)
 	}
+	src := cycleSource{pool: h.Events, i: int(forgot), n: n}
 	start := time.Now()
-	for i := range n {
-		e := pool[i%len(pool)]
-		e.ID = int64(1<<40 + i)
+	for {
+		e, err := src.Next()
+		if err != nil {
+			break
+		}
 		if err := l.Step(e); err != nil {
 			b.Fatal(err)
 		}
 	}
-	return time.Since(start)
+	el := time.Since(start)
+	got, err := s.State()
+	if err != nil {
+		b.Fatal(err)
+	}
+	if !floatbits.Equal(got.W(), l.W()) || !got.Memory().Equal(l.Memory()) {
+		b.Fatal("the in-memory replay differs from the store's state")
+	}
+	return el
 }
 
 // BenchmarkStep is the learner's own step rate for the store benchmarks'

@@ -398,17 +398,23 @@ func (s *Store) forgetExact(tx *sql.Tx, rep *ForgetReport, u stream.IDSet, c int
 // reading overlaps with stepping.
 func (s *Store) replay(tx *sql.Tx, l *olbfgs.Learner, c int64, write bool) (n, ckpts int, err error) {
 	next := (c/s.k + 1) * s.k // the next checkpoint boundary
+	var cw *ckptWriter        // checkpoints are encoded and stored on a third goroutine
+	if write {
+		cw = newCkptWriter(s, tx, "replay")
+		defer func() {
+			k, werr := cw.wait()
+			ckpts = k
+			if err == nil {
+				err = werr
+			}
+		}()
+	}
 	emit := func(limit int64, inclusive bool) error {
 		for next < limit || (inclusive && next == limit) {
 			if write {
-				snap, err := s.encodeState(l)
-				if err != nil {
+				if err := cw.put(next, true, l); err != nil {
 					return err
 				}
-				if err := writeCheckpoint(tx, next, true, l.T(), "replay", snap); err != nil {
-					return err
-				}
-				ckpts++
 			}
 			next += s.k
 		}
