@@ -12,9 +12,10 @@
 // time) and trains on them, one o-LBFGS step each (spec §2), storing a
 // checkpoint — the full state with pair provenance, olbfgs.MarshalSnapshot —
 // after every event whose sequence number is a multiple of K. A sparse
-// payload (stream.Sample.Idx) is stored and stepped in its dense form
+// payload (stream.Sample.Idx) is stepped in its dense form
 // (stream.Sample.Dense), whose step is the sparse one's bit for bit; the log
-// holds S and the d-vector of every insert.
+// holds every insert's S and d-vector in the shorter of a dense and a
+// sparse encoding (payload.go), so a sparse data set makes a small log.
 // [Store.Forget] serves a deletion request; [Store.Status],
 // [Store.Requests], [Store.Export], [Store.Counterfactual] and [Evaluate]
 // inspect the result; [Store.Check] verifies the store bit for bit.

@@ -2,7 +2,6 @@ package store
 
 import (
 	"database/sql"
-	"encoding/binary"
 	"fmt"
 	"math"
 	"sync"
@@ -92,20 +91,6 @@ func (p *logPage) fill(stmt *sql.Stmt, from, to int64, d int) error {
 		p.n++
 	}
 	return rows.Err()
-}
-
-// decodePayloadInto decodes an encodePayload blob into s[0] and v without
-// allocating; len(v) is the dimension.
-func decodePayloadInto(s, v []float64, b []byte) error {
-	if len(b) != 8*(1+len(v)) {
-		return fmt.Errorf("%w: payload of %d bytes, want %d", ErrInconsistent, len(b), 8*(1+len(v)))
-	}
-	s[0] = math.Float64frombits(binary.LittleEndian.Uint64(b))
-	b = b[8:]
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*i:]))
-	}
-	return nil
 }
 
 // logReader reads the log in pages on a second goroutine, so that reading

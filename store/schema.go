@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 4
+const SchemaVersion = 5
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -84,7 +84,8 @@ CREATE TABLE meta (
 
 -- The event log: every ingested insert, in stream order. seq is assigned at
 -- ingest and never reused. payload is the sample (S then V, float64
--- little-endian); NULL marks an insert whose payload an approximate forget
+-- little-endian; from version 5 also the shorter sparse form of
+-- store/payload.go); NULL marks an insert whose payload an approximate forget
 -- erased (the event stays so that the log still counts the learner's steps).
 CREATE TABLE events (
 	seq     INTEGER PRIMARY KEY,
@@ -216,6 +217,15 @@ INSERT INTO sqlite_sequence (name, seq) VALUES ('releases', max(
 -- "seq", "id"} (ErasedRelease); NULL for requests served before version 4,
 -- which kept only the count.
 ALTER TABLE forget_requests ADD COLUMN erased_releases TEXT;
+`,
+	// Version 5: payloads may be stored sparse (store/payload.go). The
+	// tables do not change: version 4 blobs are all dense and read as
+	// they are; the version tells a build that knows only the dense form
+	// to refuse the store (ErrSchema) instead of failing on a blob.
+	`
+-- Version 5: events.payload holds the dense or, when shorter, the sparse
+-- encoding of the sample (store/payload.go); no table changes.
+SELECT 1;
 `,
 }
 

@@ -3,12 +3,10 @@ package store
 import (
 	"context"
 	"database/sql"
-	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
-	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -467,30 +465,6 @@ func (s *Store) decodeState(b []byte) (*olbfgs.Learner, error) {
 		return nil, fmt.Errorf("%w: configuration %+v differs from the store's %+v", olbfgs.ErrSnapshot, l.Config(), s.cfg)
 	}
 	return l, nil
-}
-
-// encodePayload returns the stored bytes of a dense sample: S, then V, each
-// float64 little-endian. A sparse sample must be densified first
-// (Sample.Dense; IngestEvents does): Idx is not stored.
-func encodePayload(z stream.Sample) []byte {
-	b := make([]byte, 8*(1+len(z.V)))
-	binary.LittleEndian.PutUint64(b, math.Float64bits(z.S))
-	for i, v := range z.V {
-		binary.LittleEndian.PutUint64(b[8*(i+1):], math.Float64bits(v))
-	}
-	return b
-}
-
-// decodePayload is the inverse of encodePayload for dimension d.
-func decodePayload(b []byte, d int) (stream.Sample, error) {
-	if len(b) != 8*(1+d) {
-		return stream.Sample{}, fmt.Errorf("%w: payload of %d bytes, want %d", ErrInconsistent, len(b), 8*(1+d))
-	}
-	z := stream.Sample{S: math.Float64frombits(binary.LittleEndian.Uint64(b)), V: make([]float64, d)}
-	for i := range z.V {
-		z.V[i] = math.Float64frombits(binary.LittleEndian.Uint64(b[8*(i+1):]))
-	}
-	return z, nil
 }
 
 func now() string { return time.Now().UTC().Format(time.RFC3339Nano) }

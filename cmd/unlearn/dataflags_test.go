@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/binary"
+	"fmt"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -223,7 +224,6 @@ func TestDataFlagErrors(t *testing.T) {
 		{"run data flag without data", []string{"run", "--classes", "0,1"}, "--classes: only with --data"},
 		{"ingest both", []string{"ingest", "--store", model, "--data", bad, "x.jsonl"}, "--data: give either"},
 		{"ingest offset without data", []string{"ingest", "--store", model, "--id-offset", "3", "x.jsonl"}, "--id-offset: only with --data"},
-		{"ingest sparse", []string{"ingest", "--store", model, "--data", files["libsvm"][0], "--sparse"}, "--sparse: the store keeps dense payloads"},
 		{"ingest kind", []string{"ingest", "--store", model, "--data", files["libsvm"][0], "--kind", "regression"}, "--kind: regression, but the store's loss is logistic"},
 		{"ingest lambda", []string{"ingest", "--store", model, "--data", files["libsvm"][0], "--lambda", "0.5"}, "--lambda: 0.5, but the store's λ is 0.05"},
 		{"ingest d", []string{"ingest", "--store", model, "--data", bad, "--label", "y"}, "d = 1 (the file's features), but the store's d is 12"},
@@ -235,4 +235,39 @@ func TestDataFlagErrors(t *testing.T) {
 	}
 	_, statErr := os.Stat(out)
 	require.ErrorIs(t, statErr, os.ErrNotExist, "a failed train writes nothing")
+}
+
+// TestIngestDataSparse: init and ingest --data --sparse on a LIBSVM file
+// give the state of the dense path and of train --data, bit for bit (the
+// store steps the dense form and keeps the shorter encoding).
+func TestIngestDataSparse(t *testing.T) {
+	dir := t.TempDir()
+	svm := dataFiles(t, dir)["libsvm"][0]
+	states := map[string]*olbfgs.Learner{}
+	for _, sparse := range []bool{false, true} {
+		model := filepath.Join(dir, fmt.Sprintf("model-%v", sparse))
+		extra := []string{"--data", svm, "--format", "libsvm"}
+		if sparse {
+			extra = append(extra, "--sparse")
+		}
+		o, err := runCLI(t, append([]string{"init", "--store", model, "--tau", "3"}, extra...)...)
+		require.NoError(t, err, o)
+		o, err = runCLI(t, append([]string{"ingest", "--store", model}, extra...)...)
+		require.NoError(t, err, o)
+		require.Contains(t, o, "40 events")
+		s, err := store.Open(model)
+		require.NoError(t, err)
+		states[fmt.Sprint(sparse)], err = s.State()
+		require.NoError(t, err)
+		require.NoError(t, s.Close())
+	}
+	state := filepath.Join(dir, "train.state")
+	_, err := runCLI(t, "train", "--data", svm, "--format", "libsvm", "--tau", "3", "--out", state)
+	require.NoError(t, err)
+	want, _, err := olbfgs.UnmarshalSnapshot(readFile(t, state))
+	require.NoError(t, err)
+	for name, got := range states {
+		require.True(t, floatbits.Equal(want.W(), got.W()), "sparse=%s: store state equals train --data", name)
+		require.True(t, want.Memory().Equal(got.Memory()), "sparse=%s: memory", name)
+	}
 }

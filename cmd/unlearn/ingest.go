@@ -46,8 +46,10 @@ reads it, with the same flags, streamed in file order one row at a time
 (memory holds one row and the ids seen, whatever the file's length; a seeded
 order would need every row in memory, so ingest has no --shuffle-seed). The
 data's loss is the store's: --kind, --lambda and a LIBSVM file's --d default
-to the store's, and a value given that differs from it is an error. The store keeps dense payloads, so --sparse is
-refused.
+to the store's, and a value given that differs from it is an error. --sparse
+reads LIBSVM rows as sparse payloads (O(nnz) per row); either way the store
+steps each payload in its dense form and keeps it in the shorter of a dense
+and a sparse encoding, so a sparse file makes a small log.
 
 Ids: a row's id is the file's (the CSV --id integer, or the 1-based row
 number; a CSV string id maps to its row number) plus --id-offset. Ids are never
@@ -139,9 +141,6 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 		return err
 	}
 	want := s.Header()
-	if opts.Sparse {
-		return flagError("sparse", "the store keeps dense payloads; ingest LIBSVM rows without --sparse")
-	}
 	lossFromModel(cmd.Flags(), &opts, path, want.Kind, want.D, want.Lambda)
 	hdr, r, err := openData(path, opts)
 	if err != nil {

@@ -159,8 +159,7 @@ func lambdaNote(h stream.Header) string {
 // dataset.Open gives the data file (kind, d, λ, and the metadata "source"
 // and "features"), checked on the file's first row, which is read so that
 // a wrong --label, --kind or --classes shows at init, not at the first
-// ingest. The store keeps dense payloads, so --sparse is refused, as
-// ingest --data refuses it.
+// ingest.
 func initDataHeader(fl *pflag.FlagSet, path string, df *dataFlags, kind string, d int) (stream.Header, error) {
 	df.kind, df.d = "", 0
 	if fl.Changed("kind") {
@@ -175,9 +174,6 @@ func initDataHeader(fl *pflag.FlagSet, path string, df *dataFlags, kind string, 
 	opts, err := df.options(fl)
 	if err != nil {
 		return stream.Header{}, err
-	}
-	if opts.Sparse {
-		return stream.Header{}, flagError("sparse", "the store keeps dense payloads; init and ingest LIBSVM data without --sparse")
 	}
 	h, r, err := openData(path, opts)
 	if err != nil {

@@ -114,7 +114,6 @@ func TestInitKindD(t *testing.T) {
 // line; a failed init creates no store.
 func TestInitDataErrors(t *testing.T) {
 	dir := t.TempDir()
-	files := dataFiles(t, dir)
 	bad := filepath.Join(dir, "bad.csv")
 	require.NoError(t, os.WriteFile(bad, []byte("a,y\nx,1\n2,0\n"), 0o644))
 	real := filepath.Join(dir, "real.csv")
@@ -128,7 +127,6 @@ func TestInitDataErrors(t *testing.T) {
 		{"data and header", []string{"--data", bad, "--header", bad}, "--data: give either --header or --data"},
 		{"data flag without data", []string{"--kind", "logistic", "--d", "3", "--label", "y"}, "--label: only with --data"},
 		{"quadratic data", []string{"--data", bad, "--label", "y", "--kind", "quadratic"}, "--kind: quadratic: a data file has no quadratic loss"},
-		{"sparse", []string{"--data", files["libsvm"][0], "--sparse"}, "--sparse: the store keeps dense payloads"},
 		{"missing label", []string{"--data", bad}, "--label: required for CSV"},
 		{"unknown label", []string{"--data", bad, "--label", "z"}, "--label"},
 		{"bad first row", []string{"--data", bad, "--label", "y"}, "--data " + bad + ": line 2, field 1 (\"a\")"},
