@@ -4,10 +4,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
 	"unlearn/store"
+	"unlearn/stream"
 )
 
 func init() { register(newStatusCmd) }
@@ -49,7 +51,7 @@ verified exactly, the check says so instead of OK.`,
 			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				b, err := json.MarshalIndent(st, "", "  ")
+				b, err := json.MarshalIndent(newStatusJSON(st), "", "  ")
 				if err != nil {
 					return err
 				}
@@ -89,7 +91,7 @@ verified exactly, the check says so instead of OK.`,
 	f := cmd.Flags()
 	f.StringVar(&dir, "store", "", "store directory (required)")
 	f.BoolVar(&check, "check", false, "verify every exact checkpoint and the state by replay of the log")
-	f.BoolVar(&asJSON, "json", false, "print the status as JSON")
+	f.BoolVar(&asJSON, "json", false, "print the status as JSON (snake_case names, durations in seconds)")
 	return cmd
 }
 
@@ -111,5 +113,89 @@ func printCheck(w io.Writer, rep store.CheckReport) {
 		rep.EventsReplayed, plural(rep.CheckpointsVerified, "checkpoint", "checkpoints"), rep.InexactSkipped, rep.StateFromScratch)
 	if !rep.StateFromScratch {
 		fmt.Fprintln(w, "check: the state carries forgotten samples' influence (an approximate forget is pending): it was checked against its newest checkpoint and the log after it, not against a replay from θ0")
+	}
+}
+
+// statusJSON is status --json: store.Status with snake_case names (as
+// forget --json and releases --json), the learner's configuration under the
+// names its snapshots use, and durations in seconds.
+type statusJSON struct {
+	Dir                string        `json:"dir"`
+	SchemaVersion      int           `json:"schema_version"`
+	Kind               stream.Kind   `json:"kind"`
+	Learner            learnerJSON   `json:"learner"`
+	CheckpointEvery    int           `json:"checkpoint_every"`
+	Events             int           `json:"events"`
+	Erased             int           `json:"erased"`
+	Head               int64         `json:"head"`
+	T                  int           `json:"t"`
+	Checkpoints        int           `json:"checkpoints"`
+	InexactCheckpoints int           `json:"inexact_checkpoints"`
+	Forgotten          int           `json:"forgotten"`
+	Requests           int           `json:"requests"`
+	Releases           int           `json:"releases"`
+	NeedsNoise         bool          `json:"needs_noise"`
+	Pending            []requestJSON `json:"pending"`
+	Bytes              int64         `json:"bytes"`
+}
+
+// learnerJSON is an olbfgs.Config under the names of the snapshot format
+// (docs/spec.md); the certification bounds are 0 when not set.
+type learnerJSON struct {
+	D            int     `json:"d"`
+	Tau          int     `json:"tau"`
+	Eta          float64 `json:"eta"`
+	Gamma0       float64 `json:"gamma0"`
+	CurvatureTol float64 `json:"curvature_tol"`
+	Radius       float64 `json:"radius"`
+	SampleBound  float64 `json:"sample_bound"`
+	PairAngle    float64 `json:"pair_angle"`
+	PairMin      float64 `json:"pair_min"`
+	PairMax      float64 `json:"pair_max"`
+}
+
+// requestJSON is a store.Request with snake_case names.
+type requestJSON struct {
+	Request        int64                 `json:"request"`
+	Time           time.Time             `json:"time"`
+	IDs            []int64               `json:"ids"`
+	Path           store.Path            `json:"path"`
+	Reason         string                `json:"reason"`
+	FromSeq        int64                 `json:"from_seq"`
+	EventsReplayed int                   `json:"events_replayed"`
+	WallSeconds    float64               `json:"wall_seconds"`
+	Intervention   string                `json:"intervention,omitempty"`
+	Ages           []int                 `json:"ages,omitempty"`
+	USize          int                   `json:"u_size"`
+	NeedsNoise     bool                  `json:"needs_noise"`
+	ResolvedBy     int64                 `json:"resolved_by"`
+	ReleasesErased int                   `json:"releases_erased"`
+	ErasedReleases []store.ErasedRelease `json:"erased_releases"`
+}
+
+func newStatusJSON(st store.Status) statusJSON {
+	c := st.Learner
+	out := statusJSON{
+		Dir: st.Dir, SchemaVersion: st.SchemaVersion, Kind: st.Kind,
+		Learner: learnerJSON{D: c.Dim, Tau: c.Memory, Eta: c.StepSize, Gamma0: c.InitialScale,
+			CurvatureTol: c.CurvatureTol, Radius: c.Radius, SampleBound: c.SampleBound,
+			PairAngle: c.PairAngle, PairMin: c.PairMin, PairMax: c.PairMax},
+		CheckpointEvery: st.CheckpointEvery, Events: st.Events, Erased: st.Erased, Head: st.Head, T: st.T,
+		Checkpoints: st.Checkpoints, InexactCheckpoints: st.InexactCheckpoints,
+		Forgotten: st.Forgotten, Requests: st.Requests, Releases: st.Releases,
+		NeedsNoise: st.NeedsNoise, Pending: []requestJSON{}, Bytes: st.Bytes,
+	}
+	for _, r := range st.Pending {
+		out.Pending = append(out.Pending, newRequestJSON(r))
+	}
+	return out
+}
+
+func newRequestJSON(r store.Request) requestJSON {
+	return requestJSON{
+		Request: r.Request, Time: r.Time, IDs: r.IDs, Path: r.Path, Reason: r.Reason, FromSeq: r.FromSeq,
+		EventsReplayed: r.EventsReplayed, WallSeconds: r.Wall.Seconds(), Intervention: r.Intervention,
+		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: r.ResolvedBy,
+		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
 	}
 }

@@ -1,7 +1,10 @@
 package main
 
 import (
+	"encoding/json"
+	"maps"
 	"os"
+	"slices"
 	"path/filepath"
 	"testing"
 
@@ -56,6 +59,7 @@ func TestStoreLifecycle(t *testing.T) {
 	// verified exactly, and the check does not say OK (issue #11).
 	require.Contains(t, out, "check: nothing could be verified exactly: the 7 checkpoints after θ0")
 	require.NotContains(t, out, "check: OK")
+	requireStatusJSON(t, st)
 	out, err = runCLI(t, "forget", "--store", st, "--ids", "6")
 	require.NoError(t, err)
 	require.Contains(t, out, "forgot 1 id [6]")
@@ -100,5 +104,35 @@ func TestStoreCommandsNameTheFlag(t *testing.T) {
 			require.Error(t, err)
 			require.Contains(t, err.Error(), c.flag)
 		})
+	}
+}
+
+// requireStatusJSON checks status --json on the lifecycle's store with one
+// approximate request pending: snake_case names throughout (the learner
+// under its snapshot names), the pending request with its seconds.
+func requireStatusJSON(t *testing.T, st string) {
+	t.Helper()
+	out, err := runCLI(t, "status", "--store", st, "--json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
+	keys := slices.Sorted(maps.Keys(m))
+	require.Equal(t, []string{"bytes", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
+		"inexact_checkpoints", "kind", "learner", "needs_noise", "pending", "releases", "requests", "schema_version", "t"}, keys)
+	require.Equal(t, true, m["needs_noise"])
+	require.Equal(t, 64.0, m["checkpoint_every"])
+	l := m["learner"].(map[string]any)
+	require.Equal(t, 4.0, l["d"])
+	require.Equal(t, 5.0, l["tau"])
+	p := m["pending"].([]any)
+	require.Len(t, p, 1)
+	r := p[0].(map[string]any)
+	require.Equal(t, []any{5.0}, r["ids"])
+	require.Equal(t, "approximate", r["path"])
+	require.Equal(t, "memory-reset", r["intervention"])
+	require.Contains(t, r, "wall_seconds")
+	require.Contains(t, r, "u_size")
+	for k := range r {
+		require.Regexp(t, `^[a-z0-9_]+$`, k)
 	}
 }
