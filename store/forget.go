@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -59,10 +60,14 @@ type ForgetOptions struct {
 	// several. VACUUM rewrites the whole file: it is the largest cost of a
 	// forget in a large store (docs/performance.md).
 	SkipVacuum bool
+
+	resolve bool // Resolve: no ids; replay exactly from before every pending approximate request
 }
 
 func (o ForgetOptions) validate() error {
 	switch {
+	case o.resolve && (o.MaxReplay != 0 || o.Intervention != ""):
+		return &OptionError{Option: "MaxReplay", Value: o.MaxReplay, Want: "0 and no Intervention for Resolve (a resolution is an exact replay)"}
 	case o.MaxReplay < 0:
 		return &OptionError{Option: "MaxReplay", Value: o.MaxReplay, Want: "must be non-negative (0: no cap, always exact)"}
 	case o.MaxReplay > 0 && o.Intervention == "":
@@ -222,10 +227,32 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 			}
 			return fmt.Errorf("%w: id %d was never ingested", ErrUnknownID, id)
 		}
-		if len(u) == 0 {
+		if len(u) == 0 && !(o.resolve && !s.exact) {
 			rep.Path, rep.Reason = PathNone, "every id was already forgotten"
+			if o.resolve {
+				rep.Reason = "no approximate request is pending: the state is exact"
+			}
 			rep.NeedsNoise = !s.exact
 			return nil
+		}
+		var pending []int64
+		if o.resolve {
+			u = []int64{}
+			// The oldest insert whose payload an approximate request erased:
+			// every checkpoint from it on carries forgotten influence.
+			if err := tx.QueryRow(`SELECT COALESCE(MIN(seq), -1) FROM events WHERE payload IS NULL`).Scan(&minSeq); err != nil {
+				return err
+			}
+			if minSeq < 0 {
+				return fmt.Errorf("%w: the state is not exact, but no event of the log was erased by an approximate request", ErrInconsistent)
+			}
+			rs, err := s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
+			if err != nil {
+				return err
+			}
+			for _, r := range rs {
+				pending = append(pending, r.Request)
+			}
 		}
 		rep.IDs = u
 		var c int64
@@ -245,8 +272,12 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		if rep.Request, err = res.LastInsertId(); err != nil {
 			return err
 		}
-		if rep.ErasedReleases, err = eraseReleases(tx, minSeq, minID); err != nil {
-			return err
+		// A resolution forgets no insert: no kept release is made from a
+		// state that includes one (the pending requests erased theirs).
+		if !o.resolve {
+			if rep.ErasedReleases, err = eraseReleases(tx, minSeq, minID); err != nil {
+				return err
+			}
 		}
 		rep.ReleasesErased = len(rep.ErasedReleases)
 		// Before the events: ON DELETE CASCADE would take them uncounted.
@@ -256,7 +287,10 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		uset := stream.NewIDSet(u...)
 		if o.MaxReplay == 0 || rep.ExactReplay <= o.MaxReplay {
 			rep.Path = PathExact
-			if o.MaxReplay == 0 {
+			if o.resolve {
+				rep.Reason = fmt.Sprintf("resolution of pending approximate %s %s: exact replay of %d events from the checkpoint at seq %d, before the oldest erased insert (seq %d)",
+					map[bool]string{true: "request", false: "requests"}[len(pending) == 1], joinIDs(pending), rep.ExactReplay, c, minSeq)
+			} else if o.MaxReplay == 0 {
 				rep.Reason = fmt.Sprintf("exact replay of %d events from the checkpoint at seq %d (no replay cap)", rep.ExactReplay, c)
 			} else {
 				rep.Reason = fmt.Sprintf("exact replay of %d events from the checkpoint at seq %d is within the cap of %d", rep.ExactReplay, c, o.MaxReplay)
@@ -313,6 +347,30 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 	}
 	rep.Vacuum = time.Since(vstart)
 	return rep, nil
+}
+
+// Resolve serves every pending approximate request exactly, without a new
+// deletion: it restores the newest exact checkpoint before the oldest insert
+// an approximate request erased, replays the log after it (the erased
+// inserts dropped, as stream.Counterfactual does) and regenerates every
+// later checkpoint, as an exact Forget would. Afterwards the state is
+// bit-identical to training on the deletion-edited log, the pending
+// requests are resolved (Request.ResolvedBy, ForgetReport.Resolved) and an
+// exact release may be published again. It is recorded as a request with no
+// ids (path exact). With nothing pending it returns PathNone and only
+// vacuums (unless o.SkipVacuum). o.MaxReplay and o.Intervention must be
+// zero.
+func (s *Store) Resolve(o ForgetOptions) (ForgetReport, error) {
+	o.resolve = true
+	return s.forget(context.Background(), nil, nil, o)
+}
+
+func joinIDs(v []int64) string {
+	s := make([]string, len(v))
+	for i, x := range v {
+		s[i] = strconv.FormatInt(x, 10)
+	}
+	return strings.Join(s, ", ")
 }
 
 // Vacuum rebuilds the database file, leaving no free page. Forget does it

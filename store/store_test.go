@@ -202,6 +202,19 @@ func forgetProperty(t *testing.T, approximate bool) {
 				_, err := s.IngestEvents(Events(h.Events[ingested:ingested+m]), IngestOptions{BatchSize: rapid.IntRange(0, 5).Draw(rt, "batch")})
 				require.NoError(rt, err)
 				ingested += m
+			} else if approximate && rapid.IntRange(0, 4).Draw(rt, "resolve?") == 0 {
+				// Resolve: pending approximate requests served exactly.
+				rep, err := s.Resolve(ForgetOptions{SkipVacuum: rapid.Bool().Draw(rt, "skipVacuum")})
+				require.NoError(rt, err)
+				if pending {
+					require.Equal(rt, PathExact, rep.Path)
+					require.NotEmpty(rt, rep.Resolved)
+					require.Empty(rt, rep.IDs)
+				} else {
+					require.Equal(rt, PathNone, rep.Path)
+				}
+				require.False(rt, rep.NeedsNoise)
+				pending = false
 			} else {
 				cnt := rapid.IntRange(1, 3).Draw(rt, "count")
 				var ids []int64
@@ -327,6 +340,66 @@ func TestForgetApproximate(t *testing.T) {
 			require.Equal(t, []int64{reqs[0].Request}, rep.Resolved, "the report names the request it resolved")
 		})
 	}
+}
+
+// TestResolve: Resolve serves the pending approximate requests exactly
+// without a new deletion — the state is the oracle again, the requests are
+// resolved, Check verifies everything from θ0 — and with nothing pending it
+// does nothing; it takes no cap.
+func TestResolve(t *testing.T) {
+	h := genHistory(t, stream.KindLogistic, 3, 60, 5)
+	s := createStore(t, t.TempDir(), h.Header, 4, 10)
+	defer s.Close()
+	cfg := s.LearnerConfig()
+	_, err := s.IngestEvents(Events(h.Events[:50]), IngestOptions{})
+	require.NoError(t, err)
+
+	rep, err := s.Resolve(ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, PathNone, rep.Path)
+	require.Contains(t, rep.Reason, "no approximate request is pending")
+
+	var approx []int64
+	for _, ids := range [][]int64{{33}, {5, 21}} {
+		rep, err := s.Forget(ids, ForgetOptions{MaxReplay: 3, Intervention: "pair-drop"})
+		require.NoError(t, err)
+		require.Equal(t, PathApproximate, rep.Path)
+		approx = append(approx, rep.Request)
+	}
+	_, err = s.IngestEvents(Events(h.Events[50:55]), IngestOptions{})
+	require.NoError(t, err)
+	_, err = s.Resolve(ForgetOptions{MaxReplay: 5, Intervention: "noop"})
+	var oe *OptionError
+	require.ErrorAs(t, err, &oe)
+
+	rep, err = s.Resolve(ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, PathExact, rep.Path)
+	require.Equal(t, approx, rep.Resolved)
+	require.Empty(t, rep.IDs)
+	require.Zero(t, rep.FromSeq, "the checkpoint before seq 5 is θ0")
+	require.Equal(t, 52, rep.ExactReplay, "55 events minus the 3 erased")
+	require.Contains(t, rep.Reason, "resolution of pending approximate requests")
+	require.False(t, rep.NeedsNoise)
+	requireSameState(t, s, oracle(t, cfg, h.Loss, h.Events[:55], stream.NewIDSet(5, 21, 33)), "after Resolve")
+	st, err := s.Status()
+	require.NoError(t, err)
+	require.False(t, st.NeedsNoise)
+	require.Zero(t, st.Erased)
+	cr, err := s.Check()
+	require.NoError(t, err)
+	require.True(t, cr.StateFromScratch)
+	reqs, err := s.Requests()
+	require.NoError(t, err)
+	require.Len(t, reqs, 3)
+	require.Equal(t, rep.Request, reqs[0].ResolvedBy)
+	require.Equal(t, rep.Request, reqs[1].ResolvedBy)
+	require.Empty(t, reqs[2].IDs)
+	require.Equal(t, PathExact, reqs[2].Path)
+
+	rep, err = s.Resolve(ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, PathNone, rep.Path)
 }
 
 func TestForgetWithinCapIsExact(t *testing.T) {

@@ -20,9 +20,10 @@ func newForgetCmd() *cobra.Command {
 		keys              []string
 		maxReplay         int
 		asJSON, noVacuum  bool
+		resolve           bool
 	)
 	cmd := &cobra.Command{
-		Use:   "forget --store DIR (--ids ID,... | --keys KEY,...) [--max-replay N --intervention NAME]",
+		Use:   "forget --store DIR (--ids ID,... | --keys KEY,... | --resolve) [--max-replay N --intervention NAME]",
 		Short: "Serve a deletion request: exact forget by replay, or an intervention beyond a replay cap",
 		Long: `forget removes the samples with the given ids from the store and from the model.
 
@@ -36,7 +37,12 @@ is served by the named intervention instead (` + strings.Join(store.Intervention
 the state keeps the deleted samples' influence, so only a noised, certified
 release of it may be published; the store records the intervention, |U| and the
 deleted samples' ages for that release. A later exact forget removes the
-influence again.
+influence again, and so does --resolve, which deletes nothing new: it
+replays the log exactly from before the oldest approximate request and
+resolves every pending one (for a store that is not certifiable, which can
+publish no release while a request is pending, or whenever the full replay
+has become affordable). The interventions (docs/spec.md §5):
+` + interventionHelp() + `
 
 Either way the deleted payloads are erased from every file of the store
 (SQLite secure_delete, then VACUUM unless --no-vacuum), and the ids are kept as tombstones (the id
@@ -64,7 +70,8 @@ nothing changes. --ids and --keys may be given together. A mapping file
 written by 'ingest --mapping' is outside the store and is not edited.`,
 		Example: `  unlearn forget --store model --ids 17,42
   unlearn forget --store model --keys bob@example.com
-  unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop`,
+  unlearn forget --store model --ids 7 --max-replay 100000 --intervention pair-drop
+  unlearn forget --store model --resolve`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			for i, k := range keys {
@@ -73,14 +80,20 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 					return flagError("keys", "key %d of %d is empty", i+1, len(keys))
 				}
 			}
-			if len(ids) == 0 && len(keys) == 0 {
-				return flagError("ids", "required (or --keys): the ids to forget, e.g. --ids 17,42")
+			if resolve && (len(ids) > 0 || len(keys) > 0) {
+				return flagError("resolve", "deletes nothing new: give it without --ids and --keys")
+			}
+			if resolve && (maxReplay != 0 || intervention != "") {
+				return flagError("resolve", "is an exact replay: give it without --max-replay and --intervention")
+			}
+			if len(ids) == 0 && len(keys) == 0 && !resolve {
+				return flagError("ids", "required (or --keys, or --resolve): the ids to forget, e.g. --ids 17,42")
 			}
 			if maxReplay < 0 {
 				return flagError("max-replay", "%d: must be non-negative (0: no cap)", maxReplay)
 			}
 			if maxReplay > 0 && intervention == "" {
-				return flagError("intervention", "required with --max-replay: one of %s", strings.Join(store.Interventions(), ", "))
+				return flagError("intervention", "required with --max-replay: one of %s ('unlearn forget --help' says what each does)", strings.Join(store.Interventions(), ", "))
 			}
 			s, err := openStore(dir)
 			if err != nil {
@@ -89,9 +102,12 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 			defer s.Close()
 			fo := store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention, SkipVacuum: noVacuum}
 			var rep store.ForgetReport
-			if len(keys) > 0 {
+			switch {
+			case resolve:
+				rep, err = s.Resolve(fo)
+			case len(keys) > 0:
 				rep, err = s.ForgetKeys(keys, ids, fo)
-			} else {
+			default:
 				rep, err = s.Forget(ids, fo)
 			}
 			if errors.Is(err, store.ErrUnknownKey) {
@@ -120,14 +136,25 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 				fmt.Fprintf(out, "already forgotten: %v\n", rep.AlreadyForgotten)
 			}
 			if rep.Path == store.PathNone {
+				what := "every id was already forgotten"
+				if resolve {
+					what = "no approximate request is pending (the state is exact)"
+				}
 				if noVacuum {
-					fmt.Fprintln(out, "nothing to do: every id was already forgotten")
+					fmt.Fprintf(out, "nothing to do: %s\n", what)
 				} else {
-					fmt.Fprintf(out, "nothing to forget: every id was already forgotten; vacuumed the store (%.4g s)\n", rep.Vacuum.Seconds())
+					fmt.Fprintf(out, "nothing to do: %s; vacuumed the store (%.4g s)\n", what, rep.Vacuum.Seconds())
+				}
+				if rep.NeedsNoise {
+					fmt.Fprintf(out, "NOTE: approximate requests are pending (the state carries forgotten samples' influence); 'unlearn forget --store %s --resolve' serves them exactly\n", dir)
 				}
 				return err
 			}
-			fmt.Fprintf(out, "request %d: forgot %s %v\npath: %s — %s\n", rep.Request, plural(len(rep.IDs), "id", "ids"), rep.IDs, rep.Path, rep.Reason)
+			if resolve {
+				fmt.Fprintf(out, "request %d: forgot no new id\npath: %s — %s\n", rep.Request, rep.Path, rep.Reason)
+			} else {
+				fmt.Fprintf(out, "request %d: forgot %s %v\npath: %s — %s\n", rep.Request, plural(len(rep.IDs), "id", "ids"), rep.IDs, rep.Path, rep.Reason)
+			}
 			if rep.Path == store.PathExact {
 				fmt.Fprintf(out, "replayed %d events from the checkpoint at seq %d, rewrote %d checkpoints; %.4g s (replay %.4g s), vacuum %.4g s\n",
 					rep.EventsReplayed, rep.FromSeq, rep.CheckpointsRewritten, rep.Wall.Seconds(), rep.Replay.Seconds(), rep.Vacuum.Seconds())
@@ -155,7 +182,11 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 				}
 			}
 			if rep.NeedsNoise {
-				fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
+				if s.LearnerConfig().Certifiable() {
+					fmt.Fprintln(out, "NOTE: the state carries forgotten samples' influence: publish only a noised, certified release")
+				} else {
+					fmt.Fprintf(out, "NOTE: the state carries forgotten samples' influence, and this store is not certifiable (no --radius and --sample-bound at init): no release can be published until 'unlearn forget --store %s --resolve' (or an exact forget) replays the log exactly\n", dir)
+				}
 			}
 			return err
 		},
@@ -168,7 +199,25 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 	f.StringVar(&intervention, "intervention", "", "intervention beyond the cap: "+strings.Join(store.Interventions(), ", "))
 	f.BoolVar(&noVacuum, "no-vacuum", false, "skip the VACUUM after the commit (erasure then rests on secure_delete alone; the file keeps its size)")
 	f.BoolVar(&asJSON, "json", false, "print the report as JSON")
+	f.BoolVar(&resolve, "resolve", false, "serve every pending approximate request exactly (replay from before the oldest), deleting nothing new")
 	return cmd
+}
+
+// interventionHelp lists the approximate path's interventions, one line
+// each, with what they do to the state (docs/spec.md §5).
+func interventionHelp() string {
+	desc := map[string]string{
+		"noop":         "keep the state unchanged (the noise must cover the deleted samples' whole influence)",
+		"param-only":   "one quasi-Newton step w + η·Σ_U H_Z ∇ℓ_u(w) that gives back the deleted samples' pull; the memory unchanged",
+		"pair-drop":    "remove the curvature pairs built from a deleted sample; w unchanged",
+		"memory-reset": "empty the curvature memory; w unchanged",
+		"drop-refill":  "reset to θ0 = (0, ∅); later events refill it",
+	}
+	var b strings.Builder
+	for _, n := range store.Interventions() {
+		fmt.Fprintf(&b, "  %-13s %s\n", n, desc[n])
+	}
+	return strings.TrimRight(b.String(), "\n")
 }
 
 // plural is "1 id" or "n ids".

@@ -112,5 +112,5 @@ func TestForgetByKeys(t *testing.T) {
 	require.ErrorContains(t, err, "--mapping: ")
 	require.ErrorContains(t, err, "inside the store directory")
 	_, err = runCLI(t, "forget", "--store", model)
-	require.ErrorContains(t, err, "--ids: required (or --keys)")
+	require.ErrorContains(t, err, "--ids: required (or --keys, or --resolve)")
 }

@@ -16,17 +16,22 @@ func init() { register(newStatusCmd) }
 
 func newStatusCmd() *cobra.Command {
 	var (
-		dir           string
-		asJSON, check bool
+		dir                         string
+		asJSON, check, showRequests bool
 	)
 	cmd := &cobra.Command{
-		Use:   "status --store DIR [--check] [--json]",
+		Use:   "status --store DIR [--check] [--requests] [--json]",
 		Short: "Summarize a store: log, checkpoints, deletion requests, whether a release needs noise",
 		Long: `status prints the store's configuration, the size of its log and checkpoints,
 the deletion requests served, and whether the state carries forgotten samples'
 influence (after an approximate forget not yet resolved by an exact one), in
 which case only a noised release may be published; the pending approximate
 requests are listed with what such a release must cover.
+
+--requests lists every request served, oldest first: its path, the ids it
+forgot, the intervention and whether a later exact request resolved it, the
+events replayed, and each stored release it erased with the reason (the
+forgotten sample's log position at or before the release's).
 
 It also shows the certifiable-learner settings (init --radius, --sample-bound,
 the pair guard) or says that the store is not certifiable (a noised release
@@ -49,9 +54,22 @@ verified exactly, the check says so instead of OK.`,
 			if err != nil {
 				return err
 			}
+			var history []store.Request
+			if showRequests {
+				if history, err = s.Requests(); err != nil {
+					return err
+				}
+			}
 			out := cmd.OutOrStdout()
 			if asJSON {
-				b, err := json.MarshalIndent(newStatusJSON(st), "", "  ")
+				sj := newStatusJSON(st)
+				if showRequests {
+					sj.History = []requestJSON{}
+					for _, r := range history {
+						sj.History = append(sj.History, newRequestJSON(r))
+					}
+				}
+				b, err := json.MarshalIndent(sj, "", "  ")
 				if err != nil {
 					return err
 				}
@@ -62,7 +80,11 @@ verified exactly, the check says so instead of OK.`,
 				fmt.Fprintf(out, "learner: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
 					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
 				fmt.Fprintln(out, certifiableSummary(c))
-				fmt.Fprintf(out, "log: %d events (%d erased), head seq %d; state has applied %d events\n", st.Events, st.Erased, st.Head, st.T)
+				fmt.Fprintf(out, "log: %d events, head seq %d; state has applied %d events\n", st.Events, st.Head, st.T)
+				if st.Erased > 0 {
+					fmt.Fprintf(out, "     %s kept without payload (erased by approximate forgets; the rows count the state's steps until an exact replay drops them)\n",
+						plural(st.Erased, "event", "events"))
+				}
 				carry := "carry"
 				if st.InexactCheckpoints == 1 {
 					carry = "carries"
@@ -76,6 +98,9 @@ verified exactly, the check says so instead of OK.`,
 					}
 				} else {
 					fmt.Fprintln(out, "release: the state is exact (the replay of the deletion-edited log)")
+				}
+				if showRequests {
+					printRequests(out, history)
 				}
 			}
 			if check {
@@ -92,6 +117,7 @@ verified exactly, the check says so instead of OK.`,
 	f.StringVar(&dir, "store", "", "store directory (required)")
 	f.BoolVar(&check, "check", false, "verify every exact checkpoint and the state by replay of the log")
 	f.BoolVar(&asJSON, "json", false, "print the status as JSON (snake_case names, durations in seconds)")
+	f.BoolVar(&showRequests, "requests", false, "also list every deletion request served, with its path and the stored releases it erased")
 	return cmd
 }
 
@@ -137,6 +163,11 @@ type statusJSON struct {
 	NeedsNoise         bool          `json:"needs_noise"`
 	Pending            []requestJSON `json:"pending"`
 	Bytes              int64         `json:"bytes"`
+	// Certifiable: the learner enforces the bounds a noised release rests
+	// on (radius and sample bound set at init).
+	Certifiable bool `json:"certifiable"`
+	// History is every request served, oldest first (--requests only).
+	History []requestJSON `json:"requests_history,omitempty"`
 }
 
 // learnerJSON is an olbfgs.Config under the names of the snapshot format
@@ -183,7 +214,7 @@ func newStatusJSON(st store.Status) statusJSON {
 		CheckpointEvery: st.CheckpointEvery, Events: st.Events, Erased: st.Erased, Head: st.Head, T: st.T,
 		Checkpoints: st.Checkpoints, InexactCheckpoints: st.InexactCheckpoints,
 		Forgotten: st.Forgotten, Requests: st.Requests, Releases: st.Releases,
-		NeedsNoise: st.NeedsNoise, Pending: []requestJSON{}, Bytes: st.Bytes,
+		NeedsNoise: st.NeedsNoise, Pending: []requestJSON{}, Bytes: st.Bytes, Certifiable: c.Certifiable(),
 	}
 	for _, r := range st.Pending {
 		out.Pending = append(out.Pending, newRequestJSON(r))
@@ -197,5 +228,38 @@ func newRequestJSON(r store.Request) requestJSON {
 		EventsReplayed: r.EventsReplayed, WallSeconds: r.Wall.Seconds(), Intervention: r.Intervention,
 		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: r.ResolvedBy,
 		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
+	}
+}
+
+// printRequests lists the store's deletion requests for status --requests.
+func printRequests(w io.Writer, rs []store.Request) {
+	if len(rs) == 0 {
+		fmt.Fprintln(w, "requests: none served")
+		return
+	}
+	fmt.Fprintf(w, "requests (%d):\n", len(rs))
+	for _, r := range rs {
+		what := fmt.Sprintf("%s %v", plural(len(r.IDs), "id", "ids"), r.IDs)
+		if len(r.IDs) == 0 {
+			what = "no new id (resolution)"
+		}
+		fmt.Fprintf(w, "  request %d, %s: %s, %s", r.Request, r.Time.Format(time.RFC3339), r.Path, what)
+		if r.Path == store.PathApproximate {
+			fmt.Fprintf(w, ", intervention %s, ages %v", r.Intervention, r.Ages)
+			if r.ResolvedBy > 0 {
+				fmt.Fprintf(w, ", resolved by request %d", r.ResolvedBy)
+			} else {
+				fmt.Fprint(w, ", PENDING (a release needs noise)")
+			}
+		}
+		fmt.Fprintf(w, "; replayed %d events in %.4g s\n", r.EventsReplayed, r.Wall.Seconds())
+		switch {
+		case len(r.ErasedReleases) > 0:
+			for _, e := range r.ErasedReleases {
+				fmt.Fprintf(w, "    erased release %d (log position %d ≥ seq %d of forgotten id %d)\n", e.Release, e.Head, e.Seq, e.ID)
+			}
+		case r.ReleasesErased > 0: // before schema version 4: the count only
+			fmt.Fprintf(w, "    erased %s (not recorded by id)\n", plural(r.ReleasesErased, "stored release", "stored releases"))
+		}
 	}
 }

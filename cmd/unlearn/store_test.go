@@ -117,7 +117,7 @@ func requireStatusJSON(t *testing.T, st string) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
 	keys := slices.Sorted(maps.Keys(m))
-	require.Equal(t, []string{"bytes", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
+	require.Equal(t, []string{"bytes", "certifiable", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
 		"inexact_checkpoints", "kind", "learner", "needs_noise", "pending", "releases", "requests", "schema_version", "t"}, keys)
 	require.Equal(t, true, m["needs_noise"])
 	require.Equal(t, 64.0, m["checkpoint_every"])
@@ -135,4 +135,79 @@ func requireStatusJSON(t *testing.T, st string) {
 	for k := range r {
 		require.Regexp(t, `^[a-z0-9_]+$`, k)
 	}
+}
+
+// TestForgetResolve: on a store that is not certifiable an approximate
+// forget says that no release can be published until --resolve; a repeated
+// forget of the same ids points to --resolve; --resolve serves the pending
+// request exactly (the export is train on the edited stream, byte for
+// byte), and then has nothing to do.
+func TestForgetResolve(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "l.jsonl")
+	st := filepath.Join(dir, "model")
+	_, err := runCLI(t, "gen", "--kind", "logistic", "--events", "120", "--d", "3", "--seed", "4", "--out", in)
+	require.NoError(t, err)
+	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "4", "--checkpoint-every", "50")
+	require.NoError(t, err)
+	_, err = runCLI(t, "ingest", "--store", st, in)
+	require.NoError(t, err)
+
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--resolve", "--ids", "3"}, "--resolve: deletes nothing new"},
+		{[]string{"--resolve", "--max-replay", "5"}, "--resolve: is an exact replay"},
+		{nil, "--ids: required (or --keys, or --resolve)"},
+	} {
+		_, err := runCLI(t, append([]string{"forget", "--store", st}, c.args...)...)
+		require.ErrorContains(t, err, c.want)
+	}
+
+	out, err := runCLI(t, "forget", "--store", st, "--ids", "10", "--max-replay", "5", "--intervention", "pair-drop")
+	require.NoError(t, err)
+	require.Contains(t, out, "path: approximate")
+	require.Contains(t, out, "this store is not certifiable")
+	require.Contains(t, out, "--resolve")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "10")
+	require.NoError(t, err)
+	require.Contains(t, out, "nothing to do: every id was already forgotten")
+	require.Contains(t, out, "'unlearn forget --store "+st+" --resolve' serves them exactly")
+
+	out, err = runCLI(t, "forget", "--store", st, "--resolve")
+	require.NoError(t, err)
+	require.Contains(t, out, "request 2: forgot no new id")
+	require.Contains(t, out, "path: exact — resolution of pending approximate request 1: exact replay of 119 events from the checkpoint at seq 0")
+	require.Contains(t, out, "resolves pending approximate request 1 (the state is exact again)")
+	require.NotContains(t, out, "NOTE")
+
+	exported, trained := filepath.Join(dir, "export.json"), filepath.Join(dir, "train.json")
+	_, err = runCLI(t, "export", "--store", st, "--out", exported)
+	require.NoError(t, err)
+	h, err := stream.ReadFile(in)
+	require.NoError(t, err)
+	cf := filepath.Join(dir, "cf.jsonl")
+	require.NoError(t, stream.WriteFile(cf, h.Counterfactual(stream.NewIDSet(10))))
+	_, err = runCLI(t, "train", "--stream", cf, "--tau", "4", "--out", trained)
+	require.NoError(t, err)
+	require.Equal(t, string(readFile(t, trained)), string(readFile(t, exported)))
+
+	out, err = runCLI(t, "forget", "--store", st, "--resolve")
+	require.NoError(t, err)
+	require.Contains(t, out, "nothing to do: no approximate request is pending (the state is exact)")
+
+	out, err = runCLI(t, "status", "--store", st, "--requests")
+	require.NoError(t, err)
+	require.Contains(t, out, "requests (2):")
+	require.Regexp(t, `request 1, \S+: approximate, 1 id \[10\], intervention pair-drop, ages \[110\], resolved by request 2; replayed 0 events`, out)
+	require.Regexp(t, `request 2, \S+: exact, no new id \(resolution\); replayed 119 events`, out)
+	out, err = runCLI(t, "status", "--store", st, "--requests", "--json")
+	require.NoError(t, err)
+	var m map[string]any
+	require.NoError(t, json.Unmarshal([]byte(out), &m))
+	require.Equal(t, false, m["certifiable"])
+	hist := m["requests_history"].([]any)
+	require.Len(t, hist, 2)
+	require.Equal(t, 2.0, hist[0].(map[string]any)["resolved_by"])
 }
