@@ -18,6 +18,10 @@ var (
 	// LIBSVM index that is not a positive integer, repeats, decreases or
 	// exceeds d.
 	ErrValue = errors.New("invalid value")
+	// ErrIndexRange: a LIBSVM index above the reader's d (Options.D, or
+	// the model's d when the caller fixes it). It wraps ErrValue, whose
+	// message it has.
+	ErrIndexRange = fmt.Errorf("%w", ErrValue)
 	// ErrLabel: a label outside the allowed set (0/1 or ±1 for a logistic
 	// stream without Classes; a finite number for regression).
 	ErrLabel = errors.New("label outside the allowed set")

@@ -174,7 +174,7 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		case idx > MaxDim:
 			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds %d, the largest dimension a learner accepts: %w", idx, MaxDim, ErrValue))
 		case s.d > 0 && idx > s.d:
-			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds d = %d: %w", idx, s.d, ErrValue))
+			return row{}, false, s.fail(col, fmt.Errorf("index %d exceeds d = %d: %w", idx, s.d, ErrIndexRange))
 		}
 		v, err := parseNumber(string(val))
 		if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -26,6 +27,8 @@ func newEvaluateCmd() *cobra.Command {
 		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
 one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
+The loss is the stream's per-sample loss ℓ_z(w) of docs/spec.md §1 (for logistic
+and regression the ridge term (λ/2)‖w‖² included), averaged over the held-out inserts.
 
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
@@ -129,8 +132,10 @@ from before --data read data sets keep working.`,
 			case len(releaseFiles) == 0:
 				return flagError("store", "give --store, --state or --release")
 			}
-			out := cmd.OutOrStdout()
-			fmt.Fprintf(out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
+			// The table is printed whole once every model is evaluated, so a
+			// data error is not preceded by a header.
+			var out strings.Builder
+			fmt.Fprintf(&out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
 			for _, m := range models {
 				ev, err := src.evaluate(cmd.Flags(), m.l)
 				if err != nil {
@@ -140,9 +145,10 @@ from before --data read data sets keep working.`,
 				if ev.HasAccuracy {
 					acc = fmt.Sprintf("%.4f", ev.Accuracy)
 				}
-				fmt.Fprintf(out, "%-34s %8d %12.6g %10s %10.4g\n", m.name, ev.N, ev.Loss, acc, floats.Norm(m.l.W(), 2))
+				fmt.Fprintf(&out, "%-34s %8d %12.6g %10s %10.4g\n", m.name, ev.N, ev.Loss, acc, floats.Norm(m.l.W(), 2))
 			}
-			return nil
+			_, err := fmt.Fprint(cmd.OutOrStdout(), out.String())
+			return err
 		},
 	}
 	f := cmd.Flags()

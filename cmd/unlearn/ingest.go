@@ -174,6 +174,9 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 	if err != nil {
 		var pe *dataset.PosError
 		if errors.As(err, &pe) {
+			if errors.Is(err, dataset.ErrIndexRange) {
+				err = fmt.Errorf("%w (the store's d was fixed at init: a store for larger indices needs a new init with a larger --d)", err)
+			}
 			return dataError(err)
 		}
 		if errors.Is(err, store.ErrEvent) && offset == 0 {

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"unlearn/dataset"
 	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
@@ -127,6 +128,11 @@ before the oldest deleted sample, plus everything after it).`,
 			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, %sτ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
 				dir, h.Kind, h.D, lambdaNote(h), tau, eta, gamma0, every)
 			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
+			if data != "" && !fl.Changed("d") {
+				if f, err := dataset.DetectFormat(data, dataset.Options{Format: dataset.Format(df.format)}); err == nil && f == dataset.LIBSVM {
+					fmt.Fprintf(cmd.OutOrStdout(), "d = %d: the largest feature index in %s; the store's d is fixed now (give --d at init if later files may use larger indices)\n", h.D, data)
+				}
+			}
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", dir)
 			return nil
 		},
