@@ -295,6 +295,9 @@ func (c *Certificate) Summary() string {
 	b.WriteString("\n")
 	if c.Sensitivity.Source == "assumed" {
 		fmt.Fprintf(&b, "  alpha        %.6g (ASSUMED: %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Method)
+	} else if s := c.Sensitivity; s.Source == "derived" && s.Binding != "" && s.Binding != "recursion" {
+		// Derived, but the recursion's bound was not the smaller one.
+		fmt.Fprintf(&b, "  alpha        %.6g (%s: the %s bound, %s)\n", s.Alpha, s.Source, s.Binding, c.Provenance)
 	} else {
 		fmt.Fprintf(&b, "  alpha        %.6g (%s, %s)\n", c.Sensitivity.Alpha, c.Sensitivity.Source, c.Provenance)
 	}
