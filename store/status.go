@@ -43,6 +43,11 @@ type Status struct {
 	Pending    []Request
 	// Bytes is the total size of the files in the store directory.
 	Bytes int64
+	// LogBytes, CheckpointBytes, StateBytes and ReleaseBytes are the bytes
+	// of the stored payloads, checkpoint snapshots, the current state's
+	// snapshot and the kept releases with their certificates (the data,
+	// without SQLite's page and index overhead, which Bytes includes).
+	LogBytes, CheckpointBytes, StateBytes, ReleaseBytes int64
 }
 
 // Request is the record of one served deletion request.
@@ -99,6 +104,19 @@ func (s *Store) Status() (Status, error) {
 			{&st.Forgotten, `SELECT count(*) FROM forgotten`},
 			{&st.Requests, `SELECT count(*) FROM forget_requests`},
 			{&st.Releases, `SELECT count(*) FROM releases`},
+		} {
+			if err := tx.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
+				return err
+			}
+		}
+		for _, q := range []struct {
+			dst *int64
+			sql string
+		}{
+			{&st.LogBytes, `SELECT COALESCE(SUM(length(payload)), 0) FROM events`},
+			{&st.CheckpointBytes, `SELECT COALESCE(SUM(length(snapshot)), 0) FROM checkpoints`},
+			{&st.StateBytes, `SELECT COALESCE(SUM(length(snapshot)), 0) FROM state`},
+			{&st.ReleaseBytes, `SELECT COALESCE(SUM(length(file) + length(certificate)), 0) FROM releases`},
 		} {
 			if err := tx.QueryRowContext(ctx, q.sql).Scan(q.dst); err != nil {
 				return err

@@ -76,7 +76,8 @@ verified exactly, the check says so instead of OK.`,
 				fmt.Fprintf(out, "%s\n", b)
 			} else {
 				c := st.Learner
-				fmt.Fprintf(out, "store %s (schema %d, %.4g MB)\n", st.Dir, st.SchemaVersion, float64(st.Bytes)/1e6)
+				fmt.Fprintf(out, "store %s (schema %d, %.4g MB: log %.4g MB, checkpoints %.4g MB, state %.4g MB, releases %.4g MB)\n", st.Dir, st.SchemaVersion,
+					float64(st.Bytes)/1e6, float64(st.LogBytes)/1e6, float64(st.CheckpointBytes)/1e6, float64(st.StateBytes)/1e6, float64(st.ReleaseBytes)/1e6)
 				fmt.Fprintf(out, "learner: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
 					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
 				fmt.Fprintln(out, certifiableSummary(c))
@@ -163,6 +164,10 @@ type statusJSON struct {
 	NeedsNoise         bool          `json:"needs_noise"`
 	Pending            []requestJSON `json:"pending"`
 	Bytes              int64         `json:"bytes"`
+	LogBytes           int64         `json:"log_bytes"`
+	CheckpointBytes    int64         `json:"checkpoint_bytes"`
+	StateBytes         int64         `json:"state_bytes"`
+	ReleaseBytes       int64         `json:"release_bytes"`
 	// Certifiable: the learner enforces the bounds a noised release rests
 	// on (radius and sample bound set at init).
 	Certifiable bool `json:"certifiable"`
@@ -215,6 +220,7 @@ func newStatusJSON(st store.Status) statusJSON {
 		Checkpoints: st.Checkpoints, InexactCheckpoints: st.InexactCheckpoints,
 		Forgotten: st.Forgotten, Requests: st.Requests, Releases: st.Releases,
 		NeedsNoise: st.NeedsNoise, Pending: []requestJSON{}, Bytes: st.Bytes, Certifiable: c.Certifiable(),
+		LogBytes: st.LogBytes, CheckpointBytes: st.CheckpointBytes, StateBytes: st.StateBytes, ReleaseBytes: st.ReleaseBytes,
 	}
 	for _, r := range st.Pending {
 		out.Pending = append(out.Pending, newRequestJSON(r))

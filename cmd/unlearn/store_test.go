@@ -117,8 +117,13 @@ func requireStatusJSON(t *testing.T, st string) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
 	keys := slices.Sorted(maps.Keys(m))
-	require.Equal(t, []string{"bytes", "certifiable", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
-		"inexact_checkpoints", "kind", "learner", "needs_noise", "pending", "releases", "requests", "schema_version", "t"}, keys)
+	require.Equal(t, []string{"bytes", "certifiable", "checkpoint_bytes", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
+		"inexact_checkpoints", "kind", "learner", "log_bytes", "needs_noise", "pending", "release_bytes", "releases", "requests", "schema_version", "state_bytes", "t"}, keys)
+	// 400 events, 2 deleted by the exact forget, 1 payload erased by the
+	// approximate one: 397 dense payloads of d = 4 (S and 4 numbers, 40 bytes).
+	require.Equal(t, 397.0*40, m["log_bytes"])
+	require.Greater(t, m["checkpoint_bytes"].(float64), 0.0)
+	require.Greater(t, m["state_bytes"].(float64), 0.0)
 	require.Equal(t, true, m["needs_noise"])
 	require.Equal(t, 64.0, m["checkpoint_every"])
 	l := m["learner"].(map[string]any)
