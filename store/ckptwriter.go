@@ -8,7 +8,7 @@ import (
 )
 
 // ckptWriter encodes and stores the checkpoints of a replay on a goroutine
-// of its own, so that the stepping goroutine's cost per checkpoint is a copy
+// of its own (for states up to ckptAsyncMaxFloats; larger ones directly), so that the stepping goroutine's cost per checkpoint is a copy
 // of the state (O(τd), into one of two reused learners) instead of the
 // snapshot's encoding and its INSERT under secure_delete. The stored bytes
 // are encodeState's, as when the stepping goroutine wrote them; the rows are
@@ -26,6 +26,7 @@ type ckptWriter struct {
 	mu     sync.Mutex
 	err    error // the first error; later jobs are dropped
 	n      int   // checkpoints written
+	direct bool  // a large state: put writes on the caller's goroutine
 }
 
 type ckptJob struct {
@@ -35,13 +36,27 @@ type ckptJob struct {
 }
 
 // ckptCopies is the number of state copies a ckptWriter holds: one being
-// encoded, one being filled by the stepping goroutine. Memory is
-// 2·(2τ+1)·d floats whatever the log length.
+// encoded, one being filled by the stepping goroutine. A copy is a whole
+// learner (Learner.Clone: w, the 2τ pair vectors and its O(d) scratch
+// vectors, ≈ (2τ+7)·d floats), so the writer holds ≈ 2·(2τ+7)·d floats
+// whatever the log length.
 const ckptCopies = 2
 
+// ckptAsyncMaxFloats bounds the state size, in floats ((2τ+7)·d), up to
+// which checkpoints are written on the third goroutine. A larger state
+// (8 MB a copy: d ≈ 3.7·10⁴ at τ = 10) is written by the stepping goroutine
+// itself, as before the writer existed: there a checkpoint's encoding is
+// small beside the K steps between two checkpoints, and two copies would
+// add hundreds of megabytes to a forget's peak memory at d = 10⁶.
+var ckptAsyncMaxFloats = 1 << 20 // a variable so that tests can force either mode
+
 func newCkptWriter(s *Store, tx *sql.Tx, origin string) *ckptWriter {
-	w := &ckptWriter{s: s, tx: tx, origin: origin,
-		free: make(chan *olbfgs.Learner, ckptCopies), work: make(chan ckptJob, ckptCopies)}
+	w := &ckptWriter{s: s, tx: tx, origin: origin}
+	if c := s.cfg; (2*c.Memory+7)*c.Dim > ckptAsyncMaxFloats {
+		w.direct = true
+		return w
+	}
+	w.free, w.work = make(chan *olbfgs.Learner, ckptCopies), make(chan ckptJob, ckptCopies)
 	for range ckptCopies {
 		w.free <- nil // allocated on first use, by Clone
 	}
@@ -91,6 +106,15 @@ func (w *ckptWriter) put(seq int64, exact bool, l *olbfgs.Learner) error {
 	if err := w.failed(); err != nil {
 		return err
 	}
+	if w.direct {
+		err := w.write(ckptJob{seq: seq, exact: exact, l: l})
+		if err != nil {
+			w.mu.Lock()
+			w.err = err
+			w.mu.Unlock()
+		}
+		return err
+	}
 	c := <-w.free
 	if c == nil {
 		c = l.Clone()
@@ -104,8 +128,10 @@ func (w *ckptWriter) put(seq int64, exact bool, l *olbfgs.Learner) error {
 // wait stops the writer once every queued checkpoint is written, and
 // returns the number written and the first error.
 func (w *ckptWriter) wait() (int, error) {
-	close(w.work)
-	w.done.Wait()
+	if !w.direct {
+		close(w.work)
+		w.done.Wait()
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.n, w.err

@@ -12,6 +12,19 @@ import (
 // in seq order, exactly the bytes encodeState gives for the state at each
 // put, even though the learner goes on changing after put returns.
 func TestCkptWriterStoresEncodeState(t *testing.T) {
+	for _, direct := range []bool{false, true} {
+		t.Run(map[bool]string{false: "goroutine", true: "direct"}[direct], func(t *testing.T) {
+			if direct {
+				saved := ckptAsyncMaxFloats
+				ckptAsyncMaxFloats = 0
+				defer func() { ckptAsyncMaxFloats = saved }()
+			}
+			testCkptWriterStoresEncodeState(t, direct)
+		})
+	}
+}
+
+func testCkptWriterStoresEncodeState(t *testing.T, direct bool) {
 	h := genHistory(t, stream.KindLogistic, 6, 40, 3)
 	s := createStore(t, t.TempDir(), h.Header, 3, 1000)
 	defer s.Close()
@@ -20,6 +33,7 @@ func TestCkptWriterStoresEncodeState(t *testing.T) {
 	require.NoError(t, err)
 	defer tx.Rollback() //nolint:errcheck // the test reads inside the transaction only
 	w := newCkptWriter(s, tx, "replay")
+	require.Equal(t, direct, w.direct)
 	var want [][]byte
 	for i, e := range h.Events[:12] {
 		require.NoError(t, l.Step(e))

@@ -528,19 +528,24 @@ func (s *Store) forgetApproximate(tx *sql.Tx, rep *ForgetReport, u stream.IDSet,
 	// state), with payloads for U only — the operators accepted here read
 	// no other payload.
 	prefix := make([]stream.Event, 0, s.state.T())
-	rows, err := tx.Query(`SELECT id, CASE WHEN id IN (SELECT value FROM json_each(?)) THEN payload END FROM events ORDER BY seq`, idsJSON(u.Sorted()))
+	rows, err := tx.Query(`SELECT id, id IN (SELECT value FROM json_each(?)), CASE WHEN id IN (SELECT value FROM json_each(?)) THEN payload END FROM events ORDER BY seq`,
+		idsJSON(u.Sorted()), idsJSON(u.Sorted()))
 	if err != nil {
 		return err
 	}
 	for rows.Next() {
 		var e stream.Event
 		var p []byte
-		if err := rows.Scan(&e.ID, &p); err != nil {
+		var inU bool
+		if err := rows.Scan(&e.ID, &inU, &p); err != nil {
 			rows.Close()
 			return err
 		}
 		e.Op = stream.Insert
-		if p != nil {
+		if inU { // U's payloads are not NULL (Forget checked); an empty one is an error, never an empty sample
+			if p == nil {
+				p = []byte{}
+			}
 			if e.Sample, err = decodePayload(p, s.cfg.Dim); err != nil {
 				rows.Close()
 				return err

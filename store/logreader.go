@@ -79,11 +79,13 @@ func (p *logPage) fill(stmt *sql.Stmt, from, to int64, d int) error {
 	var b sql.RawBytes
 	for rows.Next() {
 		i := p.n
-		if err := rows.Scan(&p.seq[i], &p.id[i], &b); err != nil {
+		// Erased is SQL's NULL test, not b == nil: the driver returns an
+		// empty BLOB as nil too, and an empty payload must be an error
+		// (decodePayloadInto), never an erased event.
+		if err := rows.Scan(&p.seq[i], &p.id[i], &p.erased[i], &b); err != nil {
 			return err
 		}
-		p.erased[i] = b == nil
-		if b != nil {
+		if !p.erased[i] {
 			if err := decodePayloadInto(p.s[i:i+1], p.v[i*d:(i+1)*d], b); err != nil {
 				return fmt.Errorf("event seq %d (id %d): %w", p.seq[i], p.id[i], err)
 			}
@@ -136,7 +138,7 @@ func (r *logReader) run(tx *sql.Tx, from, to int64, d int) {
 	case <-r.done:
 		return
 	}
-	stmt, err := tx.Prepare(`SELECT seq, id, payload FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
+	stmt, err := tx.Prepare(`SELECT seq, id, payload IS NULL, payload FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
 	if err != nil {
 		p.n, p.err = 0, err
 		r.send(p)

@@ -204,3 +204,37 @@ func TestSparseStoreSizeAndExactness(t *testing.T) {
 	require.NoError(t, err)
 	requireSameState(t, s, oracle(t, cfg, h.Loss, h.Events, forgotten), "after reopening")
 }
+
+// TestEmptyPayloadIsAnError (ADV4-F1): a payload edited by hand to an empty
+// BLOB (which the driver returns as nil, like NULL) is an ErrInconsistent
+// error on every path that reads it — an approximate forget of it with each
+// intervention, an exact forget replaying over it, Check — never an erased
+// event or an empty sample (a panic in the loss).
+func TestEmptyPayloadIsAnError(t *testing.T) {
+	const d = 16
+	h := genHistory(t, stream.KindLogistic, d, 60, 5)
+	mk := func(t *testing.T) *Store {
+		s := createStore(t, t.TempDir(), h.Header, 3, 10)
+		_, err := s.IngestEvents(Events(h.Events), IngestOptions{})
+		require.NoError(t, err)
+		_, err = s.db.Exec(`UPDATE events SET payload = x'' WHERE id = 30`)
+		require.NoError(t, err)
+		return s
+	}
+	for _, iv := range Interventions() {
+		t.Run("approximate/"+iv, func(t *testing.T) {
+			s := mk(t)
+			defer s.Close()
+			_, err := s.Forget([]int64{30}, ForgetOptions{SkipVacuum: true, MaxReplay: 1, Intervention: iv})
+			require.ErrorIs(t, err, ErrInconsistent)
+		})
+	}
+	t.Run("exact replay over it", func(t *testing.T) {
+		s := mk(t)
+		defer s.Close()
+		_, err := s.Forget([]int64{25}, ForgetOptions{SkipVacuum: true})
+		require.ErrorIs(t, err, ErrInconsistent)
+		_, err = s.Check()
+		require.ErrorIs(t, err, ErrInconsistent)
+	})
+}

@@ -178,6 +178,12 @@ func TestIngestRefusals(t *testing.T) {
 func TestForgetExactProperty(t *testing.T) {
 	t.Run("exact", func(t *testing.T) { forgetProperty(t, false) })
 	t.Run("mixed", func(t *testing.T) { forgetProperty(t, true) })
+	t.Run("mixed, checkpoints written directly", func(t *testing.T) {
+		saved := ckptAsyncMaxFloats
+		ckptAsyncMaxFloats = 0 // every state is "large": no writer goroutine
+		defer func() { ckptAsyncMaxFloats = saved }()
+		forgetProperty(t, true)
+	})
 }
 
 func forgetProperty(t *testing.T, approximate bool) {
