@@ -23,7 +23,8 @@ type meter struct {
 	// Twin states (twins.go): whether to detect them (detectTwins at
 	// reset), each state's root at the current step (−1: none, the state
 	// is measured), what was last seen of each twin, the roots' states and
-	// points for MeasureAll, and the number of twin points this run.
+	// points for MeasureAll, and the numbers of twin points this run: in
+	// all, and of states not identical to the reference.
 	twins      bool
 	roots      []int
 	seen       []twinSeen
@@ -31,6 +32,7 @@ type meter struct {
 	rootIdx    []int
 	rootPts    []align.Point
 	twinPoints int
+	twinDiffer int
 }
 
 // reset prepares the meter for a run of configuration c in dimension d with
@@ -49,7 +51,7 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
 	}
 	eng.SetDeletion(u)
 	m.eng, m.tau = eng, c.Tau
-	m.twins, m.twinPoints = detectTwins, 0
+	m.twins, m.twinPoints, m.twinDiffer = detectTwins, 0, 0
 	for i := range m.seen {
 		m.seen[i].root = -1 // the versions seen were of another run's learners
 	}
@@ -99,6 +101,9 @@ func (m *meter) measure(ref *olbfgs.Learner, states []*olbfgs.Learner, next *str
 		for i, r := range roots {
 			if r >= 0 {
 				pts[i] = pts[r]
+				if !pts[i].Identical {
+					m.twinDiffer++
+				}
 			}
 		}
 	}
