@@ -35,10 +35,15 @@ type meter struct {
 	twinDiffer int
 }
 
+// memoryErrorMethod is how the meter's engines compute E_Z: align's
+// default (the coefficient space from d ≥ align.CoefficientMinDim). Tests
+// set it to reach the coefficient space at small d.
+var memoryErrorMethod = align.MemoryErrorAuto
+
 // reset prepares the meter for a run of configuration c in dimension d with
 // deletion set u and n states.
 func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
-	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors}
+	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors, MemoryError: memoryErrorMethod}
 	if c.ProbeSeed != nil {
 		opt.Seed = *c.ProbeSeed
 	}

@@ -80,7 +80,21 @@ func sameRecords(a, b *Record) error {
 // configurations where interventions leave equal states (at seed 1,
 // random deletions miss every pair of the memory: the no-op, pair-drop and
 // window-τ states are equal, and differ from the reference).
+//
+// With E_Z in the pairs' coefficient space (align.MemoryErrorCoefficients,
+// the method at high d) as with the block sweep: there, a measured state
+// keeps the direction of its next insert (olbfgs.Learner.NextDirection)
+// and a twin, not measured, does not.
 func TestTwinsSameRecords(t *testing.T) {
+	t.Run("block", func(t *testing.T) { testTwinsSameRecords(t) })
+	t.Run("coefficients", func(t *testing.T) {
+		defer func(m align.MemoryErrorMethod) { memoryErrorMethod = m }(memoryErrorMethod)
+		memoryErrorMethod = align.MemoryErrorCoefficients
+		testTwinsSameRecords(t)
+	})
+}
+
+func testTwinsSameRecords(t *testing.T) {
 	var differ int
 	for _, kind := range []stream.Kind{stream.KindQuadratic, stream.KindLogistic} {
 		for _, mode := range []string{ModeRecent, ModeRandom, ModeHighGradient} {
@@ -303,8 +317,9 @@ func TestTwinsParted(t *testing.T) {
 
 // TestTwinsProperty (rapid): states cloned from a few bases (some equal to
 // the reference, some with checkpoints, whose Follow refuses), stepped on
-// random inserts and steps without an event (a delete), and changed by hand
-// at random between steps (another w, a copy of another state or of the
+// random inserts and steps without an event (a delete), with E_Z by the
+// block sweep or in the coefficient space, and changed by hand at random
+// between steps (another w, a copy of another state or of the
 // reference, a pushed pair), give with twin detection the points and
 // learners, bit for bit, of measuring and stepping every state; and every
 // state equal to an earlier root is a twin, every twin equal to its root.
@@ -353,6 +368,8 @@ func TestTwinsProperty(t *testing.T) {
 			}
 		}
 		workers := rapid.IntRange(1, 3).Draw(rt, "workers")
+		defer func(m align.MemoryErrorMethod) { memoryErrorMethod = m }(memoryErrorMethod)
+		memoryErrorMethod = rapid.SampledFrom([]align.MemoryErrorMethod{align.MemoryErrorBlock, align.MemoryErrorCoefficients}).Draw(rt, "ez")
 		got := newTwinWorld(rt, c, ref, states, true)
 		want := newTwinWorld(rt, c, ref, states, false)
 		for i := range states { // Clone drops checkpoints: keep the drawn ones
