@@ -31,3 +31,24 @@ func BenchmarkExperiment2ConfigLogistic(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkGridTwins runs a quarter of the default grid (shard 0/4: 27
+// configurations, every kind, τ, mode and κ) on one worker, measuring and
+// stepping every state (twins=off) or with twin detection (twins=on,
+// twins.go): the same records, bit for bit (TestTwinsSameRecords). Run
+// with -benchtime=1x -count=N; the two alternate.
+func BenchmarkGridTwins(b *testing.B) {
+	defer func(v bool) { detectTwins = v }(detectTwins)
+	for _, on := range []bool{false, true} {
+		name := map[bool]string{false: "twins=off", true: "twins=on"}[on]
+		b.Run(name, func(b *testing.B) {
+			detectTwins = on
+			for b.Loop() {
+				_, err := RunGrid(context.Background(), DefaultGrid(), Options{Workers: 1, ZeroTiming: true, Shard: Shard{K: 0, N: 4}})
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}

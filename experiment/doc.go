@@ -23,6 +23,16 @@
 //     (spec §3) with one align.Engine, whose reference probe block is
 //     computed once per step and shared by every method.
 //
+// Step 5 measures and steps each distinct state once. A state bitwise
+// identical to the reference has every error 0 and follows the reference's
+// step (olbfgs.Learner.Follow); a state bitwise equal to an earlier
+// operator's state (a twin: w, memory pairs and sources, configuration and
+// loss — the no-op and pair-drop when no pair holds a deleted sample) takes
+// a copy of that state's point and follows its step. Twins are found again
+// at every step, so states that part are measured apart from then on and
+// states that meet are caught; records are bit for bit those of measuring
+// every state.
+//
 // Experiment 1 (finite-memory decay) is a run with the no-op operator
 // alone: the actual trajectory against the counterfactual, with the
 // clearance time and the decay fits ρ̂ per phase P1 = [0, τ), P2 = [τ, 2τ),

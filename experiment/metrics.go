@@ -19,12 +19,31 @@ type meter struct {
 	buffers []*align.Series
 	points  []align.Point
 	workers int // states measured in parallel at each step
+
+	// Twin states (twins.go): whether to detect them (detectTwins at
+	// reset), each state's root at the current step (−1: none, the state
+	// is measured), what was last seen of each twin, the roots' states and
+	// points for MeasureAll, and the numbers of twin points this run: in
+	// all, and of states not identical to the reference.
+	twins      bool
+	roots      []int
+	seen       []twinSeen
+	rootStates []*olbfgs.Learner
+	rootIdx    []int
+	rootPts    []align.Point
+	twinPoints int
+	twinDiffer int
 }
+
+// memoryErrorMethod is how the meter's engines compute E_Z: align's
+// default (the coefficient space from d ≥ align.CoefficientMinDim). Tests
+// set it to reach the coefficient space at small d.
+var memoryErrorMethod = align.MemoryErrorAuto
 
 // reset prepares the meter for a run of configuration c in dimension d with
 // deletion set u and n states.
 func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
-	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors}
+	opt := align.Options{Probes: c.Probes, LambdaZ: c.LambdaZ, ProbeVectors: c.ProbeVectors, MemoryError: memoryErrorMethod}
 	if c.ProbeSeed != nil {
 		opt.Seed = *c.ProbeSeed
 	}
@@ -37,6 +56,10 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
 	}
 	eng.SetDeletion(u)
 	m.eng, m.tau = eng, c.Tau
+	m.twins, m.twinPoints, m.twinDiffer = detectTwins, 0, 0
+	for i := range m.seen {
+		m.seen[i].root = -1 // the versions seen were of another run's learners
+	}
 	for len(m.buffers) < n {
 		m.buffers = append(m.buffers, align.NewSeries(c.Horizon+1))
 	}
@@ -48,16 +71,47 @@ func (m *meter) reset(c Config, d int, u stream.IDSet, n int) error {
 }
 
 // measure appends step k of every state against the reference; next is the
-// payload of the next insert after state k, or nil (D_upd undefined). The
-// states are measured on m.workers goroutines (align.Engine.MeasureAll:
-// the same bits as one by one).
+// payload of the next insert after state k, or nil (D_upd undefined). A
+// state bitwise equal to an earlier one (its root, twins.go) takes a copy of
+// its root's point; the roots are measured on m.workers goroutines
+// (align.Engine.MeasureAll: the same bits as one by one). m.roots then
+// holds each state's root for stepAll.
 func (m *meter) measure(ref *olbfgs.Learner, states []*olbfgs.Learner, next *stream.Sample) {
 	m.eng.SetReference(ref, next)
-	if cap(m.points) < len(states) {
-		m.points = make([]align.Point, len(states))
+	n := len(states)
+	if cap(m.points) < n {
+		m.points = make([]align.Point, n)
 	}
-	pts := m.points[:len(states)]
-	m.eng.MeasureAll(pts, states, m.workers)
+	pts := m.points[:n]
+	m.findTwins(states)
+	roots := m.roots[:n]
+	m.rootStates, m.rootIdx = m.rootStates[:0], m.rootIdx[:0]
+	for i, st := range states {
+		if roots[i] < 0 {
+			m.rootStates = append(m.rootStates, st)
+			m.rootIdx = append(m.rootIdx, i)
+		}
+	}
+	if len(m.rootStates) == n {
+		m.eng.MeasureAll(pts, states, m.workers)
+	} else {
+		if cap(m.rootPts) < n {
+			m.rootPts = make([]align.Point, n)
+		}
+		rp := m.rootPts[:len(m.rootStates)]
+		m.eng.MeasureAll(rp, m.rootStates, m.workers)
+		for j, i := range m.rootIdx {
+			pts[i] = rp[j]
+		}
+		for i, r := range roots {
+			if r >= 0 {
+				pts[i] = pts[r]
+				if !pts[i].Identical {
+					m.twinDiffer++
+				}
+			}
+		}
+	}
 	for i, p := range pts {
 		m.buffers[i].Append(p)
 	}

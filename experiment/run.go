@@ -361,7 +361,7 @@ func (ws *workspace) run(ctx context.Context, h *stream.History, src Source, c C
 		if k > 0 {
 			e := h.Events[c.TDel+k-1]
 			if e.Op == stream.Insert { // a delete after t_del changes no state (spec §8)
-				if err := stepAll(ref, states, e, ws.meter.workers, ws.meter.points[:len(states)]); err != nil {
+				if err := stepAll(ref, states, e, ws.meter.workers, ws.meter.points[:len(states)], ws.meter.roots[:len(states)]); err != nil {
 					var se *stepError
 					if errors.As(err, &se) && se.i >= 0 {
 						return nil, fmt.Errorf("%w: %s at k = %d: %w", ErrRun, ops[se.i].Name(), k, se.err)
@@ -465,10 +465,13 @@ func (e *stepError) Unwrap() error { return e.err }
 // to workers goroutines (each learner is stepped by one goroutine, so the
 // results are the bits of stepping them one after the other). A state whose
 // point in identical (the previous step's measurement) is Identical follows
-// the reference's step (olbfgs.Learner.Follow, the bits of its own step)
-// unless Follow refuses. It returns the failure of the reference, else of
-// the first state in order.
-func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int, identical []align.Point) error {
+// the reference's step (olbfgs.Learner.Follow, the bits of its own step),
+// and a state with a root (roots[i] ≥ 0: bitwise equal to states[roots[i]]
+// at the previous step's measurement, twins.go) follows its root's step,
+// each unless Follow refuses (it then steps itself). identical and roots
+// may be nil or shorter than states (no such states). It returns the
+// failure of the reference, else of the first state in order.
+func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, workers int, identical []align.Point, roots []int) error {
 	n := len(states) + 1
 	errs := make([]error, n)
 	learner := func(t int) *olbfgs.Learner {
@@ -481,15 +484,32 @@ func stepAll(ref *olbfgs.Learner, states []*olbfgs.Learner, e stream.Event, work
 	// previous step: w and Z) follows the reference's step instead of
 	// computing it (olbfgs.Learner.Follow: the same bits, O(d)).
 	follows := func(t int) bool { return t > 0 && t-1 < len(identical) && identical[t-1].Identical }
+	// A twin follows its root (an earlier state, never a twin itself), once
+	// the root has stepped: the root is stepped in the parallel phase, or,
+	// if it follows the reference, earlier in the loop below (then the twin,
+	// whose point is a copy of the root's, follows the reference too).
+	root := func(t int) int {
+		if t > 0 && t-1 < len(roots) && roots[t-1] >= 0 && !follows(t) {
+			return roots[t-1] + 1
+		}
+		return -1
+	}
 	parallel.For(workers, n, func(t int) {
-		if !follows(t) {
+		if !follows(t) && root(t) < 0 {
 			errs[t] = learner(t).Step(e)
 		}
 	})
 	if errs[0] == nil {
 		for t := 1; t < n; t++ {
-			if follows(t) && !learner(t).Follow(ref, e) {
-				errs[t] = learner(t).Step(e)
+			switch r := root(t); {
+			case follows(t):
+				if !learner(t).Follow(ref, e) {
+					errs[t] = learner(t).Step(e)
+				}
+			case r > 0:
+				if errs[r] == nil && !learner(t).Follow(learner(r), e) {
+					errs[t] = learner(t).Step(e)
+				}
 			}
 		}
 	}

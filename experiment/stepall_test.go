@@ -37,7 +37,7 @@ func TestStepAll(t *testing.T) {
 			states := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2)}
 			want := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2), newLearner(2)}
 			for k, e := range []stream.Event{ev(1, 0.5, -1), ev(2, 1, 0.25), ev(3, -0.75, 2)} {
-				if err := stepAll(ref, states, e, workers, nil); err != nil {
+				if err := stepAll(ref, states, e, workers, nil, nil); err != nil {
 					t.Fatal(err)
 				}
 				for _, l := range want {
@@ -57,7 +57,7 @@ func TestStepAll(t *testing.T) {
 			fol := []*olbfgs.Learner{newLearner(2), newLearner(2), newLearner(2)}
 			flags := []align.Point{{Identical: true}, {}, {Identical: true}}
 			for k, e := range []stream.Event{ev(1, 0.5, -1), ev(2, 1, 0.25), ev(3, -0.75, 2), ev(5, 0, 0)} {
-				if err := stepAll(ref2, fol, e, workers, flags); err != nil {
+				if err := stepAll(ref2, fol, e, workers, flags, nil); err != nil {
 					t.Fatal(err)
 				}
 				for i, l := range fol {
@@ -68,12 +68,12 @@ func TestStepAll(t *testing.T) {
 			}
 			// States 1 and 2 of dimension 3 fail on a 2-dimensional event.
 			bad := []*olbfgs.Learner{newLearner(2), newLearner(3), newLearner(3)}
-			err := stepAll(newLearner(2), bad, ev(4, 1, 1), workers, nil)
+			err := stepAll(newLearner(2), bad, ev(4, 1, 1), workers, nil, nil)
 			var se *stepError
 			if !errors.As(err, &se) || se.i != 1 {
 				t.Fatalf("error %v, want the failure of state 1", err)
 			}
-			err = stepAll(newLearner(3), bad, ev(4, 1, 1), workers, nil)
+			err = stepAll(newLearner(3), bad, ev(4, 1, 1), workers, nil, nil)
 			if !errors.As(err, &se) || se.i != -1 {
 				t.Fatalf("error %v, want the failure of the reference", err)
 			}
