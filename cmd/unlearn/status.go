@@ -8,6 +8,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"unlearn/certify"
 	"unlearn/store"
 	"unlearn/stream"
 )
@@ -145,49 +146,34 @@ func printCheck(w io.Writer, rep store.CheckReport) {
 
 // statusJSON is status --json: store.Status with snake_case names (as
 // forget --json and releases --json), the learner's configuration under the
-// names its snapshots use, and durations in seconds.
+// names of a release file's config (certify.ReleaseConfig), and durations in seconds.
 type statusJSON struct {
-	Dir                string        `json:"dir"`
-	SchemaVersion      int           `json:"schema_version"`
-	Kind               stream.Kind   `json:"kind"`
-	Learner            learnerJSON   `json:"learner"`
-	CheckpointEvery    int           `json:"checkpoint_every"`
-	Events             int           `json:"events"`
-	Erased             int           `json:"erased"`
-	Head               int64         `json:"head"`
-	T                  int           `json:"t"`
-	Checkpoints        int           `json:"checkpoints"`
-	InexactCheckpoints int           `json:"inexact_checkpoints"`
-	Forgotten          int           `json:"forgotten"`
-	Requests           int           `json:"requests"`
-	Releases           int           `json:"releases"`
-	NeedsNoise         bool          `json:"needs_noise"`
-	Pending            []requestJSON `json:"pending"`
-	Bytes              int64         `json:"bytes"`
-	LogBytes           int64         `json:"log_bytes"`
-	CheckpointBytes    int64         `json:"checkpoint_bytes"`
-	StateBytes         int64         `json:"state_bytes"`
-	ReleaseBytes       int64         `json:"release_bytes"`
+	Dir                string                `json:"dir"`
+	SchemaVersion      int                   `json:"schema_version"`
+	Kind               stream.Kind           `json:"kind"`
+	Learner            certify.ReleaseConfig `json:"learner"` // the names of a release's config
+	CheckpointEvery    int                   `json:"checkpoint_every"`
+	Events             int                   `json:"events"`
+	Erased             int                   `json:"erased"`
+	Head               int64                 `json:"head"`
+	T                  int                   `json:"t"`
+	Checkpoints        int                   `json:"checkpoints"`
+	InexactCheckpoints int                   `json:"inexact_checkpoints"`
+	Forgotten          int                   `json:"forgotten"`
+	Requests           int                   `json:"requests"`
+	Releases           int                   `json:"releases"`
+	NeedsNoise         bool                  `json:"needs_noise"`
+	Pending            []requestJSON         `json:"pending"`
+	Bytes              int64                 `json:"bytes"`
+	LogBytes           int64                 `json:"log_bytes"`
+	CheckpointBytes    int64                 `json:"checkpoint_bytes"`
+	StateBytes         int64                 `json:"state_bytes"`
+	ReleaseBytes       int64                 `json:"release_bytes"`
 	// Certifiable: the learner enforces the bounds a noised release rests
 	// on (radius and sample bound set at init).
 	Certifiable bool `json:"certifiable"`
 	// History is every request served, oldest first (--requests only).
 	History []requestJSON `json:"requests_history,omitempty"`
-}
-
-// learnerJSON is an olbfgs.Config under the names of the snapshot format
-// (docs/spec.md); the certification bounds are 0 when not set.
-type learnerJSON struct {
-	D            int     `json:"d"`
-	Tau          int     `json:"tau"`
-	Eta          float64 `json:"eta"`
-	Gamma0       float64 `json:"gamma0"`
-	CurvatureTol float64 `json:"curvature_tol"`
-	Radius       float64 `json:"radius"`
-	SampleBound  float64 `json:"sample_bound"`
-	PairAngle    float64 `json:"pair_angle"`
-	PairMin      float64 `json:"pair_min"`
-	PairMax      float64 `json:"pair_max"`
 }
 
 // requestJSON is a store.Request with snake_case names.
@@ -213,9 +199,7 @@ func newStatusJSON(st store.Status) statusJSON {
 	c := st.Learner
 	out := statusJSON{
 		Dir: st.Dir, SchemaVersion: st.SchemaVersion, Kind: st.Kind,
-		Learner: learnerJSON{D: c.Dim, Tau: c.Memory, Eta: c.StepSize, Gamma0: c.InitialScale,
-			CurvatureTol: c.CurvatureTol, Radius: c.Radius, SampleBound: c.SampleBound,
-			PairAngle: c.PairAngle, PairMin: c.PairMin, PairMax: c.PairMax},
+		Learner:         certify.ReleaseConfig(c),
 		CheckpointEvery: st.CheckpointEvery, Events: st.Events, Erased: st.Erased, Head: st.Head, T: st.T,
 		Checkpoints: st.Checkpoints, InexactCheckpoints: st.InexactCheckpoints,
 		Forgotten: st.Forgotten, Requests: st.Requests, Releases: st.Releases,
