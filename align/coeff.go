@@ -290,10 +290,14 @@ func pairHash(s, y []float64, sy float64) uint64 {
 
 // slotTag identifies the pair a memory held at a position when its key
 // was last computed: the slot's storage, sᵀy and the first and last
-// coordinates of s and y, and the source. A pair at the same position with
-// the same tag keeps its key without being hashed again; any Push, Reset or
-// CopyFrom that changes the pair changes sᵀy or the source (a new event)
-// except by an extraordinary coincidence of all of these.
+// coordinates of s and y, and the source. The tags are trusted only across
+// no change of the memory, or one push (Memory.PushedSince), which leaves
+// every other pair in its slot untouched; the pushed pair, newest, is
+// always hashed again (it may fill an evicted pair's slot with the same
+// tag). After any other change (Reset, CopyFrom, DropTouching, several
+// pushes) every pair is hashed again: a tag does not identify a pair's
+// vectors (a refill with other middle coordinates, the same sᵀy and source
+// has the same tag; ADV5-F2), only the memory's version does.
 type slotTag struct {
 	s, y               *float64
 	sy, s0, sl, y0, yl uint64
@@ -309,6 +313,7 @@ type slotTag struct {
 // pair, and every pair of the memory is hashed again.
 type slotTags struct {
 	gen  uint64
+	ver  uint64 // the memory's Version when tagged
 	tags []slotTag
 }
 
@@ -336,8 +341,16 @@ func (c *coeffSpace) keysOf(v *memView, mem *olbfgs.Memory) {
 		c.slots[mem] = st
 	}
 	old := st.tags
-	if st.gen+1 < c.gen {
+	ver := mem.Version()
+	fresh := n // positions below fresh may keep a tagged key
+	switch {
+	case st.gen+1 < c.gen:
 		old = nil // too old to be trusted
+	case ver == st.ver:
+	case mem.PushedSince(st.ver):
+		fresh = n - 1 // the pushed pair is hashed again
+	default:
+		old = nil // reset, copied, dropped or pushed more than once
 	}
 	c.mu.Unlock()
 	if cap(v.tags) < n {
@@ -350,6 +363,9 @@ func (c *coeffSpace) keysOf(v *memView, mem *olbfgs.Memory) {
 		t := tagOf(p, sy)
 		t.key = 0
 		for _, o := range old {
+			if i >= fresh {
+				break
+			}
 			k := o.key
 			o.key = 0
 			if o == t {
@@ -366,7 +382,7 @@ func (c *coeffSpace) keysOf(v *memView, mem *olbfgs.Memory) {
 	v.keys = keys
 	c.mu.Lock()
 	st.tags = append(st.tags[:0], tags...)
-	st.gen = c.gen
+	st.gen, st.ver = c.gen, ver
 	c.mu.Unlock()
 }
 

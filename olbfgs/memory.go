@@ -341,6 +341,12 @@ func (m *Memory) Clone() *Memory {
 // are not seen (they must not be made).
 func (m *Memory) Version() uint64 { return m.ver }
 
+// PushedSince reports whether the only change to m since it had version v
+// (Version) is one push: the pairs it held then are still held, unchanged
+// and in their slots, except the oldest when the push evicted it, and the
+// newest pair is the pushed one.
+func (m *Memory) PushedSince(v uint64) bool { return m.ver == v+1 && m.pushVer == m.ver }
+
 // EqualSince reports m.Equal(o), given that the caller saw m.Equal(o) true
 // when m had version mv and o version ov (Version). If since then neither
 // changed, or each changed by exactly one push (a step of two learners in

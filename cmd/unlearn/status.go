@@ -190,7 +190,7 @@ type requestJSON struct {
 	Ages           []int                 `json:"ages,omitempty"`
 	USize          int                   `json:"u_size"`
 	NeedsNoise     bool                  `json:"needs_noise"`
-	ResolvedBy     int64                 `json:"resolved_by"`
+	ResolvedBy     *int64                `json:"resolved_by"` // null: not resolved (or not approximate)
 	ReleasesErased int                   `json:"releases_erased"`
 	ErasedReleases []store.ErasedRelease `json:"erased_releases"`
 }
@@ -216,7 +216,7 @@ func newRequestJSON(r store.Request) requestJSON {
 	return requestJSON{
 		Request: r.Request, Time: r.Time, IDs: r.IDs, Path: r.Path, Reason: r.Reason, FromSeq: r.FromSeq,
 		EventsReplayed: r.EventsReplayed, WallSeconds: r.Wall.Seconds(), Intervention: r.Intervention,
-		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: r.ResolvedBy,
+		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: nonZero(r.ResolvedBy),
 		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
 	}
 }
@@ -252,4 +252,12 @@ func printRequests(w io.Writer, rs []store.Request) {
 			fmt.Fprintf(w, "    erased %s (not recorded by id)\n", plural(r.ReleasesErased, "stored release", "stored releases"))
 		}
 	}
+}
+
+// nonZero is nil for 0 (JSON null), else a pointer to v.
+func nonZero(v int64) *int64 {
+	if v == 0 {
+		return nil
+	}
+	return &v
 }
