@@ -89,3 +89,44 @@ func TestEqualSinceProperty(t *testing.T) {
 		}
 	})
 }
+
+// TestPushedSince: true only when the one change since the version is a
+// push (stored or, at capacity 0, not), false with no change, after two
+// pushes, and after Reset, DropTouching or CopyFrom.
+func TestPushedSince(t *testing.T) {
+	s, y := []float64{1, 0, 0}, []float64{2, 0, 0}
+	m, o := NewMemory(3, 2, 1), NewMemory(3, 2, 1)
+	v := m.Version()
+	if m.PushedSince(v) {
+		t.Fatal("no change is not a push")
+	}
+	for i := range 3 { // the third push evicts
+		v = m.Version()
+		if err := m.Push(s, y, int64(i)); err != nil {
+			t.Fatal(err)
+		}
+		if !m.PushedSince(v) {
+			t.Fatalf("push %d not seen", i)
+		}
+	}
+	v = m.Version()
+	for i := range 2 {
+		if err := m.Push(s, y, int64(10+i)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if m.PushedSince(v) {
+		t.Fatal("two pushes taken for one")
+	}
+	for name, change := range map[string]func(){
+		"Reset":        m.Reset,
+		"DropTouching": func() { m.DropTouching(stream.NewIDSet(10)) },
+		"CopyFrom":     func() { m.CopyFrom(o) },
+	} {
+		v = m.Version()
+		change()
+		if m.PushedSince(v) {
+			t.Fatalf("%s taken for a push", name)
+		}
+	}
+}

@@ -359,18 +359,12 @@ func (m *Memory) EqualSince(o *Memory, mv, ov uint64) bool {
 		return true
 	}
 	unchanged := m.ver == mv && o.ver == ov
-	pushed := m.ver == mv+1 && m.pushVer == m.ver && o.ver == ov+1 && o.pushVer == o.ver
+	pushed := m.PushedSince(mv) && o.PushedSince(ov)
 	if !unchanged && !pushed {
 		return m.Equal(o)
 	}
-	if m.d != o.d || m.capacity != o.capacity || m.gamma0 != o.gamma0 || len(m.order) != len(o.order) {
+	if !m.sameHeads(o) {
 		return false
-	}
-	for i, k := range m.order {
-		l := o.order[i]
-		if math.Float64bits(m.sy[k]) != math.Float64bits(o.sy[l]) || !slices.Equal(m.source[k], o.source[l]) {
-			return false
-		}
 	}
 	if n := len(m.order); pushed && n > 0 {
 		a, b := m.Pair(n-1), o.Pair(n-1)
@@ -379,22 +373,30 @@ func (m *Memory) EqualSince(o *Memory, mv, ov uint64) bool {
 	return true
 }
 
-// Equal reports whether m and o hold bit-identical pairs with identical
-// sources in the same order, with the same capacity and γ0.
-func (m *Memory) Equal(o *Memory) bool {
+// sameHeads compares the O(τ) part of Equal: dimension, capacity, γ0, the
+// number of pairs, and each pair's sources and sᵀy — which every path that
+// stores a pair (push from Learner.insert and Push, CopyFrom) sets to
+// floats.Dot(s, y) of the stored vectors, so pairs whose sᵀy bits differ
+// differ. Memories that differ in any pair are then told apart without
+// reading the O(τd) vectors of the pairs they share.
+func (m *Memory) sameHeads(o *Memory) bool {
 	if m.d != o.d || m.capacity != o.capacity || m.gamma0 != o.gamma0 || len(m.order) != len(o.order) {
 		return false
 	}
-	// First the O(τ) part: sources, and sᵀy, which every path that stores
-	// a pair (push from Learner.insert and Push, CopyFrom) sets to
-	// floats.Dot(s, y) of the stored vectors, so pairs whose sᵀy bits differ
-	// differ. Memories that differ in any pair are then told apart without
-	// reading the O(τd) vectors of the pairs they share.
 	for i, k := range m.order {
 		l := o.order[i]
 		if math.Float64bits(m.sy[k]) != math.Float64bits(o.sy[l]) || !slices.Equal(m.source[k], o.source[l]) {
 			return false
 		}
+	}
+	return true
+}
+
+// Equal reports whether m and o hold bit-identical pairs with identical
+// sources in the same order, with the same capacity and γ0.
+func (m *Memory) Equal(o *Memory) bool {
+	if !m.sameHeads(o) {
+		return false
 	}
 	for i := range m.order {
 		a, b := m.Pair(i), o.Pair(i)
