@@ -102,22 +102,11 @@ func (m *meter) twinOf(st, o *olbfgs.Learner, w []float64, s twinSeen) bool {
 	if len(w) == 0 || len(ow) != len(w) || math.Float64bits(w[0]) != math.Float64bits(ow[0]) {
 		return false
 	}
-	if !floatbits.Equal(w, ow) || st.Config() != o.Config() || !sameLoss(st.Loss(), o.Loss()) {
+	if !floatbits.Equal(w, ow) || st.Config() != o.Config() || !olbfgs.SameLoss(st.Loss(), o.Loss()) {
 		return false
 	}
 	if s.root >= 0 {
 		return st.Memory().EqualSince(o.Memory(), s.mv, s.rv)
 	}
 	return st.Memory().Equal(o.Memory())
-}
-
-// sameLoss reports whether a and b are the same loss (a == b, false where
-// the dynamic types are not comparable), as olbfgs.Learner.Follow requires.
-func sameLoss(a, b any) (same bool) {
-	defer func() {
-		if recover() != nil {
-			same = false
-		}
-	}()
-	return a == b
 }

@@ -378,7 +378,7 @@ func (l *Learner) CopyFrom(src *Learner) {
 func (l *Learner) Follow(src *Learner, e stream.Event) bool {
 	ls := src.last
 	if l == src || l.ckpt != nil || e.Op != stream.Insert || !ls.ok || ls.t != src.t || ls.id != e.ID ||
-		ls.ver != src.mem.ver || l.cfg != src.cfg || !sameLoss(l.loss, src.loss) ||
+		ls.ver != src.mem.ver || l.cfg != src.cfg || !SameLoss(l.loss, src.loss) ||
 		(l.last.ok && l.last.t == l.t && l.last.id == e.ID && l.last.ver == l.mem.ver) {
 		return false
 	}
@@ -399,9 +399,9 @@ func (l *Learner) Follow(src *Learner, e stream.Event) bool {
 	return true
 }
 
-// sameLoss reports whether a and b are the same loss (a == b, false where
-// the dynamic types are not comparable).
-func sameLoss(a, b stream.Loss) (same bool) {
+// SameLoss reports whether a and b are the same loss (a == b, false where
+// the dynamic types are not comparable): the loss identity Follow requires.
+func SameLoss(a, b stream.Loss) (same bool) {
 	defer func() {
 		if recover() != nil {
 			same = false
