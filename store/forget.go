@@ -235,7 +235,6 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 			rep.NeedsNoise = !s.exact
 			return nil
 		}
-		var pending []int64
 		if o.resolve {
 			u = []int64{}
 			// The oldest insert whose payload an approximate request erased:
@@ -245,13 +244,6 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 			}
 			if minSeq < 0 {
 				return fmt.Errorf("%w: the state is not exact, but no event of the log was erased by an approximate request", ErrInconsistent)
-			}
-			rs, err := s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
-			if err != nil {
-				return err
-			}
-			for _, r := range rs {
-				pending = append(pending, r.Request)
 			}
 		}
 		rep.IDs = u
@@ -287,15 +279,16 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		uset := stream.NewIDSet(u...)
 		if o.MaxReplay == 0 || rep.ExactReplay <= o.MaxReplay {
 			rep.Path = PathExact
-			if o.resolve {
-				rep.Reason = fmt.Sprintf("resolution of pending approximate %s %s: exact replay of %d events from the checkpoint at seq %d, before the oldest erased insert (seq %d)",
-					map[bool]string{true: "request", false: "requests"}[len(pending) == 1], joinIDs(pending), rep.ExactReplay, c, minSeq)
-			} else if o.MaxReplay == 0 {
+			if o.MaxReplay == 0 {
 				rep.Reason = fmt.Sprintf("exact replay of %d events from the checkpoint at seq %d (no replay cap)", rep.ExactReplay, c)
 			} else {
 				rep.Reason = fmt.Sprintf("exact replay of %d events from the checkpoint at seq %d is within the cap of %d", rep.ExactReplay, c, o.MaxReplay)
 			}
 			err = s.forgetExact(tx, &rep, uset, c)
+			if o.resolve && err == nil { // rep.Resolved: the requests forgetExact resolved
+				rep.Reason = fmt.Sprintf("resolution of pending approximate %s %s: exact replay of %d events from the checkpoint at seq %d, before the oldest erased insert (seq %d)",
+					map[bool]string{true: "request", false: "requests"}[len(rep.Resolved) == 1], joinIDs(rep.Resolved), rep.ExactReplay, c, minSeq)
+			}
 		} else {
 			rep.Path = PathApproximate
 			rep.Reason = fmt.Sprintf("exact replay would apply %d events from the checkpoint at seq %d, more than the cap of %d: applied %s; the state keeps the deleted data's influence, so a release needs noise",
@@ -528,8 +521,8 @@ func (s *Store) forgetApproximate(tx *sql.Tx, rep *ForgetReport, u stream.IDSet,
 	// state), with payloads for U only — the operators accepted here read
 	// no other payload.
 	prefix := make([]stream.Event, 0, s.state.T())
-	rows, err := tx.Query(`SELECT id, id IN (SELECT value FROM json_each(?)), CASE WHEN id IN (SELECT value FROM json_each(?)) THEN payload END FROM events ORDER BY seq`,
-		idsJSON(u.Sorted()), idsJSON(u.Sorted()))
+	rows, err := tx.Query(`SELECT events.id, u.value IS NOT NULL, CASE WHEN u.value IS NOT NULL THEN payload END
+		FROM events LEFT JOIN json_each(?) AS u ON u.value = events.id ORDER BY seq`, idsJSON(u.Sorted()))
 	if err != nil {
 		return err
 	}

@@ -178,7 +178,7 @@ written by 'ingest --mapping' is outside the store and is not edited.`,
 				fmt.Fprintf(out, "erased %s made from a state that included a deleted sample; copies published elsewhere cannot be recalled:\n",
 					plural(rep.ReleasesErased, "stored release", "stored releases"))
 				for _, e := range rep.ErasedReleases {
-					fmt.Fprintf(out, "  erased release %d (log position %d ≥ seq %d of forgotten id %d)\n", e.Release, e.Head, e.Seq, e.ID)
+					fmt.Fprintf(out, "  %s\n", erasedReleaseLine(e))
 				}
 			}
 			if rep.NeedsNoise {
@@ -218,6 +218,12 @@ func interventionHelp() string {
 		fmt.Fprintf(&b, "  %-13s %s\n", n, desc[n])
 	}
 	return strings.TrimRight(b.String(), "\n")
+}
+
+// erasedReleaseLine says which stored release a forget erased and why (forget
+// and status --requests).
+func erasedReleaseLine(e store.ErasedRelease) string {
+	return fmt.Sprintf("erased release %d (log position %d ≥ seq %d of forgotten id %d)", e.Release, e.Head, e.Seq, e.ID)
 }
 
 // plural is "1 id" or "n ids".

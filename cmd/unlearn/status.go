@@ -246,7 +246,7 @@ func printRequests(w io.Writer, rs []store.Request) {
 		switch {
 		case len(r.ErasedReleases) > 0:
 			for _, e := range r.ErasedReleases {
-				fmt.Fprintf(w, "    erased release %d (log position %d ≥ seq %d of forgotten id %d)\n", e.Release, e.Head, e.Seq, e.ID)
+				fmt.Fprintf(w, "    %s\n", erasedReleaseLine(e))
 			}
 		case r.ReleasesErased > 0: // before schema version 4: the count only
 			fmt.Fprintf(w, "    erased %s (not recorded by id)\n", plural(r.ReleasesErased, "stored release", "stored releases"))
