@@ -16,11 +16,23 @@ import "math"
 // explicitly to float64, which forbids the compiler to fuse it into a later
 // operation (the Go specification allows fusion otherwise).
 
-// uNext returns the next float64 above x.
-func uNext(x float64) float64 { return math.Nextafter(x, math.Inf(1)) }
+// uNext returns the next float64 above x (x itself for +Inf and NaN):
+// math.Nextafter(x, +Inf), by incrementing the bit pattern (the floats of
+// one sign are ordered like their bit patterns), which the compiler inlines.
+func uNext(x float64) float64 {
+	switch {
+	case x > 0 && x <= math.MaxFloat64:
+		return math.Float64frombits(math.Float64bits(x) + 1)
+	case x < 0:
+		return math.Float64frombits(math.Float64bits(x) - 1)
+	case x == 0:
+		return 0x1p-1074
+	}
+	return x
+}
 
-// dNext returns the next float64 below x.
-func dNext(x float64) float64 { return math.Nextafter(x, math.Inf(-1)) }
+// dNext returns the next float64 below x (x itself for −Inf and NaN).
+func dNext(x float64) float64 { return -uNext(-x) }
 
 // uAdd returns an upper bound on a + b. A float sum is 0 only when the
 // exact sum is (IEEE 754 addition never underflows to 0), so 0 is returned
