@@ -11,7 +11,9 @@ import (
 // TestNextMatchesNextafter: the bit-increment neighbours are those of
 // math.Nextafter, for every bit pattern and the special values.
 func TestNextMatchesNextafter(t *testing.T) {
-	same := func(a, b float64) bool { return a == b && math.Signbit(a) == math.Signbit(b) || math.IsNaN(a) && math.IsNaN(b) }
+	same := func(a, b float64) bool {
+		return a == b && math.Signbit(a) == math.Signbit(b) || math.IsNaN(a) && math.IsNaN(b)
+	}
 	rapid.Check(t, func(t *rapid.T) {
 		x := math.Float64frombits(rapid.Uint64().Draw(t, "bits"))
 		for _, v := range []float64{x, 0, math.Copysign(0, -1), math.MaxFloat64, -math.MaxFloat64, math.Inf(1), math.Inf(-1), 0x1p-1074, -0x1p-1074} {
