@@ -499,11 +499,17 @@ func averageWithoutShift(run schedRun) float64 {
 //     (the counterfactual weighs its iterates by its own, smaller, count)
 //     is exceeded.
 //
-// The cases come from a fixed PCG seed, so the counts are fixed.
+// The cases come from a fixed PCG seed, so the counts are fixed (measured:
+// 26, 13 and 5 of 1500; the first 500 cases, run under the race detector,
+// hold some of each).
 func TestScheduledWeakerBoundsFail(t *testing.T) {
 	r := rand.New(rand.NewPCG(2027, 9))
 	var noShift, noExtra, noWeightShift int
-	for range 1500 {
+	cases := 1500
+	if raceEnabled {
+		cases = 500
+	}
+	for range cases {
 		c := randomSchedCase(r)
 		run := c.run(t)
 		checkRun(t, run, "real bound")
@@ -525,8 +531,8 @@ func TestScheduledWeakerBoundsFail(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("exceeded in 1500 cases: without the schedule shift %d, uniform average without 2mW'/N %d, weighted average without the weight shift %d",
-		noShift, noExtra, noWeightShift)
+	t.Logf("exceeded in %d cases: without the schedule shift %d, uniform average without 2mW'/N %d, weighted average without the weight shift %d",
+		cases, noShift, noExtra, noWeightShift)
 	assert.NotZero(t, noShift, "the schedule-shift term is never needed: the simulation does not exercise it")
 	assert.NotZero(t, noExtra, "the averaging term 2mW'/N is never needed: the simulation does not exercise it")
 	assert.NotZero(t, noWeightShift, "the weight-shift term is never needed: the simulation does not exercise it")
