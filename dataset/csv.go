@@ -17,7 +17,7 @@ type csvSource struct {
 	closeF   func() error
 	r        *csv.Reader
 	names    []string
-	label    int   // 0-based column of the label
+	label    int   // 0-based column of the label, or −1 (unlabeled, none)
 	id       int   // 0-based column of the id, or −1
 	features []int // 0-based feature columns, in file order
 	lab      labeler
@@ -27,6 +27,9 @@ type csvSource struct {
 	seenInt map[int64]int
 	seenStr map[string]int
 	st      Stats
+	// unlabeled: Options.Unlabeled (the label column may be absent, ids
+	// are not checked for repeats).
+	unlabeled bool
 	// skipped is Options.SkipLines, added to encoding/csv's line numbers.
 	skipped int
 	// pending is the first data row of a file without a header row, read
@@ -41,7 +44,7 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &csvSource{path: path, closeF: closeF, id: -1, lab: labeler{kind: o.kind(), classes: o.Classes},
+	s := &csvSource{path: path, closeF: closeF, id: -1, lab: newLabeler(o), unlabeled: o.Unlabeled,
 		seenInt: map[int64]int{}, seenStr: map[string]int{}}
 	br := bufio.NewReader(rd)
 	for s.skipped < o.SkipLines {
@@ -79,11 +82,16 @@ func openCSV(path string, o Options) (*csvSource, error) {
 			s.names[i] = strconv.Itoa(i + 1)
 		}
 	}
-	if s.label, err = column(s.names, o.Label, "Label"); err != nil {
+	skip := map[int]bool{}
+	switch s.label, err = column(s.names, o.Label, "Label"); {
+	case o.Unlabeled && (o.Label == "" || err != nil):
+		s.label = -1 // rows to predict on need no label column
+	case err != nil:
 		closeF()
 		return nil, err
+	default:
+		skip[s.label] = true
 	}
-	skip := map[int]bool{s.label: true}
 	if o.ID != "" {
 		if s.id, err = column(s.names, o.ID, "ID"); err != nil {
 			closeF()
@@ -204,7 +212,11 @@ func (s *csvSource) next() (row, error) {
 			return row{}, s.csvError(err)
 		}
 		s.st.Rows++
-		y, keep, err := s.lab.label(rec[s.label])
+		cell := ""
+		if s.label >= 0 {
+			cell = rec[s.label]
+		}
+		y, keep, err := s.lab.label(cell)
 		if err != nil {
 			return row{}, s.cellError(s.label, err)
 		}
@@ -255,6 +267,10 @@ func (s *csvSource) rowID(cell string, r *row) error {
 		}
 	}
 	if s.idMode == 2 {
+		if s.unlabeled {
+			r.key = strings.Clone(cell)
+			return nil
+		}
 		if first, ok := s.seenStr[cell]; ok {
 			return fmt.Errorf("id %q already on line %d: %w", cell, first, ErrDuplicateID)
 		}
@@ -268,6 +284,10 @@ func (s *csvSource) rowID(cell string, r *row) error {
 	id, err := strconv.ParseInt(cell, 10, 64)
 	if err != nil {
 		return fmt.Errorf("id %q is not an integer, but the first id was, so ids are integers: %w", cell, ErrValue)
+	}
+	if s.unlabeled {
+		r.id = id
+		return nil
 	}
 	if first, ok := s.seenInt[id]; ok {
 		return fmt.Errorf("id %d already on line %d: %w", id, first, ErrDuplicateID)
