@@ -84,7 +84,10 @@ func TestUnlabeledIDX(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, []int{2, 2}, src.Shape)
 	assert.Equal(t, 2.0, src.Scale)
-	_, err = func() (stream.Header, error) { h, _, err := Open(p, Options{Unlabeled: true, Labels: "x"}); return h, err }()
+	_, err = func() (stream.Header, error) {
+		h, _, err := Open(p, Options{Unlabeled: true, Labels: "x"})
+		return h, err
+	}()
 	require.ErrorIs(t, err, ErrOptions)
 }
 
