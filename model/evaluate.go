@@ -217,3 +217,27 @@ func auc(rows []scored) (float64, bool) {
 	}
 	return float64(twice) / (2 * float64(pos) * float64(neg)), true
 }
+
+// ReportFormat is the format tag of [Report].
+const ReportFormat = "unlearn-evaluation/v1"
+
+// Report is the JSON document of `unlearn evaluate --json`
+// (docs/schemas/unlearn-evaluation-v1.schema.json): the held-out data and
+// each model's evaluation.
+type Report struct {
+	// Format is ReportFormat.
+	Format string `json:"format"`
+	// Data is the held-out file as given.
+	Data string `json:"data"`
+	// Models are the evaluated models, in the order given.
+	Models []ModelReport `json:"models"`
+}
+
+// ModelReport is one model's evaluation in a [Report]: its name (the
+// store's "current state" or "exact counterfactual", a snapshot's or a
+// release's file), the norm ‖w‖ of its parameters and its metrics.
+type ModelReport struct {
+	Model string  `json:"model"`
+	NormW float64 `json:"norm_w"`
+	Evaluation
+}

@@ -132,4 +132,3 @@ func mismatchHint(err error, fromData bool) string {
 	}
 	return "; --force-features takes its features by position if they are the model's"
 }
-
