@@ -190,18 +190,21 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 // probabilities. Errors wrap ErrRow: a vector that does not fit d, a value
 // that is not finite, a score that is not a number.
 func (m *Model) PredictTo(p *Prediction, x stream.Sample) error {
-	if err := m.checkRow(x); err != nil {
+	if err := m.checkShape(x); err != nil {
 		return err
 	}
-	return m.predict(p, x)
-}
-
-// predict is PredictTo on a row that fits d.
-func (m *Model) predict(p *Prediction, x stream.Sample) error {
 	var buf [1]float64
 	s := buf[:m.outputs()]
 	m.scores(s, x)
 	for _, v := range s {
+		// A value that is not finite makes every score it enters NaN or
+		// ±Inf (x·w is ±Inf or NaN, and so is any sum with it), so the
+		// values are checked only when a score is not finite.
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			if err := m.checkValues(x); err != nil {
+				return err
+			}
+		}
 		if math.IsNaN(v) {
 			return fmt.Errorf("%w: the score is not a number (the row's values overflow against the model's)", ErrRow)
 		}
@@ -225,9 +228,9 @@ func (m *Model) predict(p *Prediction, x stream.Sample) error {
 	return nil
 }
 
-// checkRow reports whether x fits the model: length d (or a valid sparse
-// vector of dimension d) with finite values.
-func (m *Model) checkRow(x stream.Sample) error {
+// checkShape reports whether x fits the model: length d, or a sparse
+// vector of dimension d (strictly increasing indices in [0, d)).
+func (m *Model) checkShape(x stream.Sample) error {
 	if x.Idx != nil {
 		if len(x.Idx) != len(x.V) {
 			return fmt.Errorf("%w: %d indices for %d values", ErrRow, len(x.Idx), len(x.V))
@@ -242,6 +245,11 @@ func (m *Model) checkRow(x stream.Sample) error {
 	} else if len(x.V) != m.d {
 		return fmt.Errorf("%w: %d values, the model's d is %d", ErrRow, len(x.V), m.d)
 	}
+	return nil
+}
+
+// checkValues reports whether the values of x are finite.
+func (m *Model) checkValues(x stream.Sample) error {
 	for k, v := range x.V {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
 			return fmt.Errorf("%w: value %d is %v, not a finite number", ErrRow, k, v)
