@@ -83,16 +83,19 @@ func openCSV(path string, o Options) (*csvSource, error) {
 		}
 	}
 	skip := map[int]bool{}
-	switch s.label, err = column(s.names, o.Label, "Label"); {
-	case o.Unlabeled && (o.Label == "" || err != nil):
-		s.label = -1 // rows to predict on need no label column
-	case err != nil:
-		closeF()
-		return nil, err
-	default:
+	// Rows to predict on need no label column, and may lack the id and
+	// excluded columns of the file the model was trained on.
+	absent := func(spec string) bool { return o.Unlabeled && !hasColumn(s.names, spec) }
+	if absent(o.Label) {
+		s.label = -1
+	} else {
+		if s.label, err = column(s.names, o.Label, "Label"); err != nil {
+			closeF()
+			return nil, err
+		}
 		skip[s.label] = true
 	}
-	if o.ID != "" {
+	if o.ID != "" && !absent(o.ID) {
 		if s.id, err = column(s.names, o.ID, "ID"); err != nil {
 			closeF()
 			return nil, err
@@ -104,6 +107,9 @@ func openCSV(path string, o Options) (*csvSource, error) {
 		skip[s.id] = true
 	}
 	for _, ex := range o.Exclude {
+		if absent(ex) {
+			continue
+		}
 		c, err := column(s.names, ex, "Exclude")
 		if err != nil {
 			closeF()
@@ -121,6 +127,23 @@ func openCSV(path string, o Options) (*csvSource, error) {
 		return nil, optErr("Exclude", "no feature columns left in %s (columns: %s)", path, strings.Join(s.names, ", "))
 	}
 	return s, nil
+}
+
+// hasColumn reports whether spec names a column (by header name, or a
+// 1-based index in range): whether column can resolve it or finds it
+// ambiguous.
+func hasColumn(names []string, spec string) bool {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return false
+	}
+	for _, n := range names {
+		if strings.TrimSpace(n) == spec {
+			return true
+		}
+	}
+	i, err := strconv.Atoi(spec)
+	return err == nil && i >= 1 && i <= len(names)
 }
 
 // column resolves a column given by header name or 1-based index.

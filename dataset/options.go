@@ -108,8 +108,9 @@ type Options struct {
 	// skipped when present; a LIBSVM line may start with its first
 	// index:value; an IDX read opens no label file), no row is skipped for
 	// its class, and every event carries a placeholder label, +1 for a
-	// logistic stream and 0 otherwise, which means nothing. Ids are not
-	// checked for repeats, so memory stays one row whatever the file's
+	// logistic stream and 0 otherwise, which means nothing. A CSV's ID and
+	// Exclude columns may be absent too (rows are then numbered). Ids are
+	// not checked for repeats, so memory stays one row whatever the file's
 	// length (a repeated id is predicted twice).
 	Unlabeled bool `json:"unlabeled,omitempty"`
 }

@@ -51,6 +51,16 @@ func TestUnlabeledCSV(t *testing.T) {
 		assert.Equal(t, int64(4), evs[1].ID)
 		assert.Equal(t, 0.0, evs[1].Sample.S, "the placeholder of a regression stream")
 	})
+	t.Run("no id or excluded column", func(t *testing.T) {
+		p := writeTemp(t, "rows.csv", "x1,x2\n1,2\n3,4\n")
+		_, evs, r := readAll(t, p, Options{Label: "y", ID: "name", Exclude: []string{"notes"}, Unlabeled: true})
+		require.Len(t, evs, 2)
+		assert.Equal(t, int64(2), evs[1].ID, "rows numbered")
+		assert.Equal(t, "", r.Key())
+		// A labelled read still refuses them.
+		_, _, err := Open(p, Options{Label: "x1", ID: "name"})
+		require.ErrorIs(t, err, ErrOptions)
+	})
 	t.Run("no label option", func(t *testing.T) {
 		p := writeTemp(t, "rows.csv", "x,z\n1,2\n")
 		_, evs, _ := readAll(t, p, Options{Unlabeled: true})

@@ -265,11 +265,24 @@ func evaluateFile(cmd *cobra.Command, m namedModel, in intoModel, flag, name str
 // the one before it).
 func evaluationTable(models []namedModel, rep model.Report) string {
 	var b strings.Builder
-	kind := models[0].l.Loss().Kind()
+	// The columns follow the metrics (a classifier's, a regression's, the
+	// loss alone), not a list of kinds.
+	const (
+		lossOnly = iota
+		classifier
+		regression
+	)
+	kind := lossOnly
+	switch first := rep.Models[0].Evaluation; {
+	case first.Accuracy != nil:
+		kind = classifier
+	case first.RMSE != nil:
+		kind = regression
+	}
 	switch kind {
-	case stream.KindLogistic:
+	case classifier:
 		fmt.Fprintf(&b, "%-34s %8s %12s %10s %10s %10s %10s\n", "model", "n", "loss", "accuracy", "log loss", "AUC", "‖w‖")
-	case stream.KindRegression:
+	case regression:
 		fmt.Fprintf(&b, "%-34s %8s %12s %10s %12s %10s\n", "model", "n", "loss", "accuracy", "RMSE", "‖w‖")
 	default:
 		fmt.Fprintf(&b, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
@@ -284,9 +297,9 @@ func evaluationTable(models []namedModel, rep model.Report) string {
 		ev := r.Evaluation
 		fmt.Fprintf(&b, "%-34s %8d %12.6g %10s", r.Model, ev.N, ev.Loss, opt(ev.Accuracy, "%.4f"))
 		switch kind {
-		case stream.KindLogistic:
+		case classifier:
 			fmt.Fprintf(&b, " %10s %10s", opt(ev.LogLoss, "%.6g"), opt(ev.AUC, "%.4f"))
-		case stream.KindRegression:
+		case regression:
 			fmt.Fprintf(&b, " %12s", opt(ev.RMSE, "%.6g"))
 		}
 		fmt.Fprintf(&b, " %10.4g\n", r.NormW)

@@ -157,6 +157,15 @@ func TestPredictFlags(t *testing.T) {
 			require.ErrorContains(t, err, c.want)
 		})
 	}
+	// New rows need neither the label nor the id column of the model's
+	// data: rows are then numbered.
+	fresh := filepath.Join(dir, "fresh.csv")
+	require.NoError(t, os.WriteFile(fresh, []byte("a,b,c\n1,2,3\n-1,0,0.5\n"), 0o644))
+	got := predictOut(t, "--store", st, "--data", fresh)
+	lines := strings.Split(strings.TrimSpace(got), "\n")
+	require.Len(t, lines, 3)
+	require.True(t, strings.HasPrefix(lines[1], "1,") && strings.HasPrefix(lines[2], "2,"), got)
+
 	// --out writes the file, atomically, with what standard output gets.
 	out := filepath.Join(dir, "p.csv")
 	_, err = runCLI(t, "predict", "--state", state, "--data", files["csv"][0], "--out", out)
