@@ -87,9 +87,9 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		sum, logLoss, sq float64
 		correct          int
 		ranked           []scored
-		buf              [1]float64
+		buf              [16]float64
 	)
-	s := buf[:m.outputs()]
+	s := m.scoreBuf(buf[:])
 	for {
 		e, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -106,7 +106,7 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		}
 		sum += loss.Value(w, e.Sample)
 		m.scores(s, e.Sample)
-		if math.IsNaN(s[0]) {
+		if slices.ContainsFunc(s, math.IsNaN) {
 			return nil, fmt.Errorf("%w: row with id %d: the score is not a number", ErrRow, e.ID)
 		}
 		ev.N++

@@ -83,6 +83,15 @@ func (m *Model) State() *olbfgs.Learner { return m.state }
 // and the regression models.
 func (m *Model) outputs() int { return 1 }
 
+// scoreBuf returns room for a row's raw scores: buf when it is large
+// enough, else a new slice.
+func (m *Model) scoreBuf(buf []float64) []float64 {
+	if k := m.outputs(); k <= len(buf) {
+		return buf[:k]
+	}
+	return make([]float64, m.outputs())
+}
+
 // scores stores the model's raw scores of the sample x in dst (length
 // m.outputs()): the margin wᵀx of the binary logistic loss, the
 // prediction wᵀx of regression. It is the one place where a state meets a
@@ -193,8 +202,8 @@ func (m *Model) PredictTo(p *Prediction, x stream.Sample) error {
 	if err := m.checkShape(x); err != nil {
 		return err
 	}
-	var buf [1]float64
-	s := buf[:m.outputs()]
+	var buf [16]float64
+	s := m.scoreBuf(buf[:])
 	m.scores(s, x)
 	for _, v := range s {
 		// A value that is not finite makes every score it enters NaN or
