@@ -52,7 +52,8 @@ the data has (--force-features takes the features by position when they are
 the model's under other names).
 
 The input is streamed and the output written as it goes: memory stays one
-row whatever the number of rows. --out FILE writes the file atomically (a
+row whatever the number of rows, and the input may be a pipe (--data
+/dev/stdin --format csv; a pipe's format is not guessed). --out FILE writes the file atomically (a
 temporary file renamed when complete); without it the lines go to standard
 output.`,
 		Example: `  unlearn predict --store model --data new-patients.csv > predictions.csv
@@ -77,14 +78,19 @@ output.`,
 			case data != "" && in != "":
 				return flagError("data", "give either --data or --stream, not both")
 			}
+			// A pipe (--data /dev/stdin --format csv) is read once: its first
+			// bytes are not sniffed for a stream's header.
 			src := heldOut{path: in, flag: "stream"}
 			if data != "" {
 				src = heldOut{path: data, flag: "data"}
-				isStream, err := looksLikeStream(data)
-				if err != nil {
-					return flagError("data", "%v", err)
+				isStream := false
+				if !fl.Changed("format") && regularFile(data) {
+					var err error
+					if isStream, err = looksLikeStream(data); err != nil {
+						return flagError("data", "%v", err)
+					}
 				}
-				if fl.Changed("format") || !isStream {
+				if !isStream {
 					src.df = &df
 				}
 			}
@@ -92,8 +98,10 @@ output.`,
 				if err := onlyWithData(fl); err != nil {
 					return err
 				}
-				if err := notADataFile("--"+src.flag, src.path); err != nil {
-					return err
+				if regularFile(src.path) {
+					if err := notADataFile("--"+src.flag, src.path); err != nil {
+						return err
+					}
 				}
 			}
 			if out != "" {
@@ -225,6 +233,13 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 		return nil, nil, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, d)
 	}
 	return r, r.Close, nil
+}
+
+// regularFile reports whether name is a regular file (not a pipe or a
+// device, which can be read only once).
+func regularFile(name string) bool {
+	fi, err := os.Stat(name)
+	return err == nil && fi.Mode().IsRegular()
 }
 
 // outputGuard refuses an output file that is one of the command's inputs
