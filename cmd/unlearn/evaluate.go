@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"strconv"
 	"strings"
@@ -156,15 +157,41 @@ from before --data read data sets keep working.`,
 type heldOut struct {
 	path, flag string
 	df         *dataFlags
+	// said holds the notes written already: the file is read once per
+	// model, and a note about it is said once.
+	said map[string]bool
+}
+
+// notes returns the writer of notes about the file: standard error, each
+// note once.
+func (h *heldOut) notes(cmd *cobra.Command) io.Writer {
+	if h.said == nil {
+		h.said = map[string]bool{}
+	}
+	return onceWriter{w: cmd.ErrOrStderr(), said: h.said}
+}
+
+// onceWriter writes each distinct message once.
+type onceWriter struct {
+	w    io.Writer
+	said map[string]bool
+}
+
+func (o onceWriter) Write(p []byte) (int, error) {
+	if o.said[string(p)] {
+		return len(p), nil
+	}
+	o.said[string(p)] = true
+	return o.w.Write(p)
 }
 
 // evaluate evaluates the model on the held-out file, read once per model.
-func (h heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model.Evaluation, error) {
+func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model.Evaluation, error) {
 	fl := cmd.Flags()
 	l := m.l
 	in := m.into(force)
 	if h.df == nil {
-		return evaluateFile(cmd, m, in, h.flag, h.path)
+		return evaluateFile(h.notes(cmd), m, in, h.flag, h.path)
 	}
 	opts, err := h.df.options(fl)
 	if err != nil {
@@ -193,7 +220,7 @@ func (h heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model.
 	}
 	// The contract before d: a CSV with a column missing or extra has
 	// another d, and the contract says which column.
-	if err := in.checkContract(cmd.ErrOrStderr(), "data", h.path, hdr, true); err != nil {
+	if err := in.checkContract(h.notes(cmd), "data", h.path, hdr, true); err != nil {
 		return nil, err
 	}
 	if fl.Changed("lambda") && hdr.Lambda != lambda {
@@ -234,7 +261,7 @@ func evaluateModel(m namedModel, src model.Rows) (*model.Evaluation, error) {
 
 // evaluateFile evaluates the model on the stream file name.
 // flag names the flag that gave it (--data or --stream).
-func evaluateFile(cmd *cobra.Command, m namedModel, in intoModel, flag, name string) (*model.Evaluation, error) {
+func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string) (*model.Evaluation, error) {
 	l := m.l
 	f, err := os.Open(name)
 	if err != nil {
@@ -248,7 +275,7 @@ func evaluateFile(cmd *cobra.Command, m namedModel, in intoModel, flag, name str
 	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
 		return nil, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
 	}
-	if err := in.checkContract(cmd.ErrOrStderr(), flag, name, rd.Header(), false); err != nil {
+	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
 		return nil, err
 	}
 	ev, err := evaluateModel(m, rd)
