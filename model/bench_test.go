@@ -147,8 +147,10 @@ func BenchmarkEvaluate(b *testing.B) {
 	rows := newGenRows(d, b.N, false)
 	b.ReportAllocs()
 	b.ResetTimer()
+	cpu0 := cpuSeconds(b)
 	if _, err := Evaluate(m, rows); err != nil {
 		b.Fatal(err)
 	}
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+	b.ReportMetric(float64(b.N)/(cpuSeconds(b)-cpu0), "rows/cpu-s")
 }
