@@ -59,7 +59,7 @@ func certify(state *olbfgs.Learner, r *resolved) (*Release, *Certificate, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	release := releaseOf(out, r.header)
+	release := releaseOf(out, r.header, r.contract)
 	b, err := release.Marshal()
 	if err != nil {
 		return nil, nil, err

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"unlearn/internal/strictjson"
+	"unlearn/model"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -16,12 +17,17 @@ const ReleaseFormat = "unlearn-release/v1"
 // Release is what a certified release publishes, and nothing else
 // (spec §7, "Only what the certificate covers is released"): the
 // configuration and the loss's header, which are public by definition, the
-// noised parameters w, and the memory — empty after a reset, rebuilt from
-// the noised w and retained data after a rebuild, or the counterfactual's
-// own memory for an exact release. Unlike an olbfgs snapshot it holds no
-// event or skip counter, no deleted ids, no pair sources (ids), no
-// generator metadata and no hash of un-noised data: each of these depends
-// on the deleted data or identifies it.
+// data contract of a model trained on a data file (feature names, classes,
+// scale: what applying it to raw rows needs; it comes from the header the
+// user's options and the file's header row wrote, never from the rows),
+// the noised parameters w, and the memory — empty after a reset, rebuilt
+// from the noised w and retained data after a rebuild, or the
+// counterfactual's own memory for an exact release. Unlike an olbfgs
+// snapshot it holds no event or skip counter, no deleted ids, no pair
+// sources (ids), no other metadata (file name, generator, seed) and no
+// hash of un-noised data: each of these depends on the deleted data or
+// identifies it. The certificate's hash of the file covers every field,
+// the contract included.
 type Release struct {
 	// Format is [ReleaseFormat].
 	Format string `json:"format"`
@@ -30,6 +36,11 @@ type Release struct {
 	// Loss is the loss's header (format, kind, d and H0, H1 or λ), without
 	// metadata.
 	Loss stream.Header `json:"loss"`
+	// Contract is the data contract (package model) of a model whose loss
+	// header records its data source (a store created from a data file, a
+	// snapshot trained on one); absent otherwise, and in releases made
+	// before releases carried it.
+	Contract *model.Contract `json:"contract,omitempty"`
 	// W is the released parameter vector.
 	W []float64 `json:"w"`
 	// Memory holds the released curvature pairs, oldest first.
@@ -71,11 +82,11 @@ func (c ReleaseConfig) Olbfgs() olbfgs.Config {
 }
 
 // releaseOf returns the release of l's w and memory (pair sources dropped)
-// under the metadata-free header h.
-func releaseOf(l *olbfgs.Learner, h stream.Header) *Release {
+// under the metadata-free header h, with the data contract c (nil: none).
+func releaseOf(l *olbfgs.Learner, h stream.Header, c *model.Contract) *Release {
 	h.Meta = nil
 	h.Format = stream.FormatV1
-	r := &Release{Format: ReleaseFormat, Config: releaseConfig(l.Config()), Loss: h,
+	r := &Release{Format: ReleaseFormat, Config: releaseConfig(l.Config()), Loss: h, Contract: c,
 		W: append([]float64(nil), l.W()...), Memory: make([]ReleasePair, l.Memory().Len())}
 	for i := range r.Memory {
 		p := l.Memory().Pair(i)
@@ -126,6 +137,11 @@ func (r *Release) Learner() (*olbfgs.Learner, error) {
 	}
 	if len(r.Loss.Meta) > 0 {
 		return nil, verifyErr("release.loss", ErrRelease, "a release carries no header metadata")
+	}
+	if r.Contract != nil {
+		if err := r.Contract.Validate(r.Loss.Kind, r.Loss.D); err != nil {
+			return nil, verifyErr("release.contract", ErrRelease, "%v", err)
+		}
 	}
 	// Sizes are checked before the learner is allocated, so that a small
 	// file cannot make it allocate for a huge d or τ.

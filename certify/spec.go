@@ -10,6 +10,7 @@ import (
 
 	"unlearn/bound"
 	"unlearn/internal/established"
+	"unlearn/model"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -423,10 +424,12 @@ func guarantee(eps, delta, beta float64) Guarantee {
 // resolved is a validated Spec with its defaults filled in, for one state.
 type resolved struct {
 	Spec
-	header  stream.Header
-	sens    Sensitivity
-	gauss   *noise.Gaussian // nil for an exact release
-	sampler string
+	header stream.Header
+	// contract is the data contract the header records (nil: none).
+	contract *model.Contract
+	sens     Sensitivity
+	gauss    *noise.Gaussian // nil for an exact release
+	sampler  string
 }
 
 // resolve validates the spec against the state's configuration and loss
@@ -451,6 +454,13 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	if own, err := HeaderOf(state.Loss()); err != nil || !sameLoss(own, r.header) {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the header's loss constants (H0, H1, λ) are not the state's loss's", ErrSpec))
+	}
+	var err error
+	if r.contract, err = model.ContractOf(r.header); err == nil && r.contract != nil {
+		err = r.contract.Validate(r.header.Kind, r.header.D)
+	}
+	if err != nil {
+		return nil, specErr("Header", nil, fmt.Errorf("%w: the data contract its metadata records: %w", ErrSpec, err))
 	}
 	if s.Deletion != nil {
 		// The description is established only by the toolkit (Spec.

@@ -27,6 +27,7 @@ type idxSource struct {
 	img, lab           io.Reader
 	closeImg, closeLab func() error
 	n, d               int
+	rows, cols         int // the image shape: rows·cols = d
 	i                  int // images read
 	imgOff, labOff     int64
 	scale              float64
@@ -50,23 +51,30 @@ func labelsPath(images string, o Options) (string, error) {
 }
 
 func openIDX(path string, o Options) (*idxSource, error) {
-	lp, err := labelsPath(path, o)
-	if err != nil {
-		return nil, err
+	lp := ""
+	if !o.Unlabeled {
+		var err error
+		if lp, err = labelsPath(path, o); err != nil {
+			return nil, err
+		}
 	}
-	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: labeler{kind: o.kind(), classes: o.Classes}}
+	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: newLabeler(o)}
 	if s.scale == 0 {
 		s.scale = DefaultIDXScale
 	}
+	var err error
 	if s.img, s.closeImg, err = openFile(path); err != nil {
 		return nil, err
 	}
-	if s.lab, s.closeLab, err = openFile(lp); err != nil {
-		s.closeImg()
-		return nil, err
+	s.closeLab = func() error { return nil }
+	if lp != "" {
+		if s.lab, s.closeLab, err = openFile(lp); err != nil {
+			s.closeImg()
+			return nil, err
+		}
 	}
 	dims, err := idxHeader(s.img, path, 3)
-	if err == nil {
+	if err == nil && lp != "" {
 		var ldims []int
 		if ldims, err = idxHeader(s.lab, lp, 1); err == nil && ldims[0] != dims[0] {
 			err = &PosError{File: lp, Offset: 4, Err: fmt.Errorf("%d labels for the %d images of %s: %w", ldims[0], dims[0], path, ErrSyntax)}
@@ -83,6 +91,7 @@ func openIDX(path string, o Options) (*idxSource, error) {
 		return nil, err
 	}
 	s.n, s.d = dims[0], dims[1]*dims[2]
+	s.rows, s.cols = dims[1], dims[2]
 	s.imgOff, s.labOff = 16, 8
 	s.pix = make([]byte, s.d)
 	return s, nil
@@ -132,14 +141,19 @@ func (s *idxSource) next() (row, error) {
 			if n, _ := s.img.Read(one[:]); n > 0 {
 				return row{}, &PosError{File: s.imgPath, Offset: s.imgOff, Err: fmt.Errorf("data after the %d images the header declares: %w", s.n, ErrSyntax)}
 			}
+			if s.lab == nil {
+				return row{}, io.EOF
+			}
 			if n, _ := s.lab.Read(one[:]); n > 0 {
 				return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: fmt.Errorf("data after the %d labels the header declares: %w", s.n, ErrSyntax)}
 			}
 			return row{}, io.EOF
 		}
 		var lb [1]byte
-		if _, err := io.ReadFull(s.lab, lb[:]); err != nil {
-			return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: truncated(err, "label", s.i+1, s.n)}
+		if s.lab != nil {
+			if _, err := io.ReadFull(s.lab, lb[:]); err != nil {
+				return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: truncated(err, "label", s.i+1, s.n)}
+			}
 		}
 		if n, err := io.ReadFull(s.img, s.pix); err != nil {
 			return row{}, &PosError{File: s.imgPath, Offset: s.imgOff + int64(n), Err: truncated(err, "image", s.i+1, s.n)}

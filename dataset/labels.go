@@ -16,11 +16,20 @@ type labeler struct {
 	// seenZero and seenMinus record which negative label a logistic file
 	// without Classes uses: 0 (0/1 labels) or −1 (±1 labels).
 	seenZero, seenMinus bool
+	// unlabeled: Options.Unlabeled (no label is read).
+	unlabeled bool
+}
+
+func newLabeler(o Options) labeler {
+	return labeler{kind: o.kind(), classes: o.Classes, unlabeled: o.Unlabeled}
 }
 
 // label returns y for the label cell s, and keep = false for a row of a
 // class that Classes does not select. Errors wrap ErrValue or ErrLabel.
 func (l *labeler) label(s string) (y float64, keep bool, err error) {
+	if l.unlabeled {
+		return placeholderLabel(l.kind), true, nil
+	}
 	s = strings.TrimSpace(s)
 	if l.kind == stream.KindRegression {
 		v, err := parseNumber(s)
@@ -31,9 +40,9 @@ func (l *labeler) label(s string) (y float64, keep bool, err error) {
 	}
 	if len(l.classes) == 2 {
 		switch {
-		case sameLabel(s, l.classes[0]):
+		case SameLabel(s, l.classes[0]):
 			return -1, true, nil
-		case sameLabel(s, l.classes[1]):
+		case SameLabel(s, l.classes[1]):
 			return 1, true, nil
 		}
 		if s == "" {
@@ -64,9 +73,11 @@ func (l *labeler) label(s string) (y float64, keep bool, err error) {
 	return 0, false, fmt.Errorf("label %s: want 0/1 or -1/+1 for a logistic stream (select two classes with Classes, or use a regression stream): %w", s, ErrLabel)
 }
 
-// sameLabel compares two labels as numbers when both parse as numbers,
-// else as strings.
-func sameLabel(a, b string) bool {
+// SameLabel reports whether two class labels name the same class: compared
+// as numbers when both parse as numbers (so "1.0" is class "1"), else as
+// strings, surrounding spaces ignored. It is how Options.Classes selects
+// rows, and how a model's classes are compared with the data's.
+func SameLabel(a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	x, errA := strconv.ParseFloat(a, 64)
 	y, errB := strconv.ParseFloat(b, 64)

@@ -102,6 +102,26 @@ type Options struct {
 	// Limit, if positive, emits only the first Limit rows of the (shuffled)
 	// order: a seeded sub-sample with Shuffle.
 	Limit int `json:"limit,omitempty"`
+
+	// Unlabeled reads rows to predict on, whose labels are unknown or
+	// ignored: no label is read (a CSV's label column may be absent, and is
+	// skipped when present; a LIBSVM line may start with its first
+	// index:value; an IDX read opens no label file), no row is skipped for
+	// its class, and every event carries a placeholder label, +1 for a
+	// logistic stream and 0 otherwise, which means nothing. A CSV's ID and
+	// Exclude columns may be absent too (rows are then numbered). Ids are
+	// not checked for repeats, so memory stays one row whatever the file's
+	// length (a repeated id is predicted twice).
+	Unlabeled bool `json:"unlabeled,omitempty"`
+}
+
+// placeholderLabel is the label of an Options.Unlabeled event: a valid
+// payload scalar for the kind.
+func placeholderLabel(k stream.Kind) float64 {
+	if k == stream.KindLogistic {
+		return 1
+	}
+	return 0
 }
 
 // ShuffleStream is the PCG stream word of the shuffle's random source.
@@ -178,19 +198,21 @@ func (o Options) validate(f Format) error {
 		return optErr("Scale", "applies to IDX files only")
 	case o.Labels != "" && f != IDX:
 		return optErr("Labels", "applies to IDX files only")
+	case o.Labels != "" && o.Unlabeled:
+		return optErr("Labels", "an unlabeled read opens no label file")
 	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0 || o.SkipLines != 0 || o.NoHeader):
 		return optErr("Label", "Label, ID, Exclude, Comma, SkipLines and NoHeader apply to CSV files only")
 	case o.SkipLines < 0:
 		return optErr("SkipLines", "%d: want a non-negative number of lines", o.SkipLines)
-	case f == CSV && o.Label == "":
+	case f == CSV && o.Label == "" && !o.Unlabeled:
 		return optErr("Label", "required for CSV: the label column's name or 1-based index")
 	case len(o.Classes) != 0 && len(o.Classes) != 2:
 		return optErr("Classes", "%d values: want two (negative, positive)", len(o.Classes))
 	case len(o.Classes) == 2 && o.kind() == stream.KindRegression:
 		return optErr("Classes", "a regression stream keeps every row with its real target; classes are for logistic streams")
-	case len(o.Classes) == 2 && sameLabel(o.Classes[0], o.Classes[1]):
+	case len(o.Classes) == 2 && SameLabel(o.Classes[0], o.Classes[1]):
 		return optErr("Classes", "%q and %q are the same class", o.Classes[0], o.Classes[1])
-	case f == IDX && o.kind() == stream.KindLogistic && len(o.Classes) == 0:
+	case f == IDX && o.kind() == stream.KindLogistic && len(o.Classes) == 0 && !o.Unlabeled:
 		return optErr("Classes", "required for an IDX logistic stream: two class labels such as 0,6")
 	}
 	return nil

@@ -31,6 +31,8 @@ type outputs struct {
 	keys         map[string][]byte // unlearn-public-key/v1 and unlearn-secret-key/v1, by kind
 	accountants  map[string][]byte // unlearn-accountant/v2
 	manifests    map[string][]byte // unlearn-results/v1
+	evaluations  map[string][]byte // unlearn-evaluation/v1
+	predictions  map[string][]byte // unlearn predict --json, JSON Lines
 	// key signed some certificates and the ledgers; publicKey verifies
 	// them.
 	key       *sign.Secret
@@ -56,6 +58,7 @@ func makeOutputs() (*outputs, error) {
 		streams: map[string][]byte{}, snapshots: map[string][]byte{}, records: map[string][]byte{},
 		certificates: map[string][]byte{}, releases: map[string][]byte{}, ledgers: map[string][]byte{},
 		keys: map[string][]byte{}, accountants: map[string][]byte{}, manifests: map[string][]byte{},
+		evaluations: map[string][]byte{}, predictions: map[string][]byte{},
 	}
 	// Streams from both generators, plus a stream with delete events.
 	q, err := stream.GenerateQuadratic(stream.QuadraticOptions{D: 3, T: 40, Seed: 7})
@@ -169,6 +172,12 @@ func makeOutputs() (*outputs, error) {
 		return nil, err
 	}
 
+	// A model in use: releases with a data contract, evaluations,
+	// predictions.
+	if err := makeModelOutputs(o, dir); err != nil {
+		return nil, err
+	}
+
 	// Accountants: empty, and after charging every certified release.
 	acc, err := certify.NewAccountant(certify.Budget{Epsilon: 8, Delta: 1e-4})
 	if err != nil {
@@ -206,6 +215,7 @@ func TestDumpOutputs(t *testing.T) {
 		"stream": o.streams, "snapshot": o.snapshots, "record": o.records,
 		"certificate": o.certificates, "release": o.releases, "ledger": o.ledgers,
 		"key": o.keys, "accountant": o.accountants, "manifest": o.manifests,
+		"evaluation": o.evaluations, "predictions": o.predictions,
 	} {
 		for name, b := range m {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))

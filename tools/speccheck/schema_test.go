@@ -17,6 +17,7 @@ import (
 	"unlearn/experiment"
 	"unlearn/internal/strictjson"
 	"unlearn/ledger"
+	"unlearn/model"
 	"unlearn/olbfgs"
 	"unlearn/sign"
 	"unlearn/stream"
@@ -190,6 +191,64 @@ func formats() []format {
 				{"pair guard without its window", "diameter", editDoc(set("config/pair_min", 0)), true},
 				{"config without radius", "diameter", editDoc(del("config/radius")), false},
 				{"config without the pair guard's fields", "diameter", editDoc(del("config/pair_angle")), false},
+				{"contract with an unknown field", "contract csv", editDoc(set("contract/mean", []float64{0, 0, 0})), true},
+				{"contract of another format", "contract csv", editDoc(set("contract/format", "xls")), true},
+				{"contract classes as numbers", "contract idx", editDoc(set("contract/classes", []int{0, 6})), true},
+				{"one class", "contract csv", editDoc(set("contract/classes", []string{"sick"})), true},
+				{"idx contract without its scale", "contract idx", editDoc(del("contract/scale")), true},
+				{"csv contract with an image scale", "contract csv", editDoc(set("contract/scale", 255)), true},
+				{"csv contract without features", "contract csv", editDoc(del("contract/features")), true},
+				{"libsvm contract with a label column", "contract libsvm", editDoc(set("contract/label", "y")), true},
+				{"a repeated feature", "contract csv", editDoc(set("contract/features/1", "age")), true},
+				{"the file name", "contract csv", editDoc(set("contract/file", "patients.csv")), true},
+			},
+		},
+		{
+			name: "evaluation", schema: "unlearn-evaluation-v1.schema.json",
+			docs: func(o *outputs) map[string][]byte { return o.evaluations },
+			read: func(_ *outputs, doc []byte) error {
+				var r model.Report
+				if err := strictjson.Decode(bytes.NewReader(doc), &r); err != nil {
+					return err
+				}
+				if r.Format != model.ReportFormat {
+					return fmt.Errorf("format %q", r.Format)
+				}
+				return nil
+			},
+			broken: []breakage{
+				{"format v2", "classifier", editDoc(set("format", "unlearn-evaluation/v2")), true},
+				{"an unknown metric", "classifier", editDoc(set("models/0/precision", 0.5)), true},
+				{"recall as a string", "classifier", editDoc(set("models/0/classes/0/recall", "0.5")), true},
+				{"no models", "classifier", editDoc(set("models", []any{})), false},
+				{"accuracy above 1", "classifier", editDoc(set("models/0/accuracy", 1.5)), false},
+				{"a classifier without its log loss", "classifier", editDoc(del("models/0/log_loss")), false},
+				{"a regression with an accuracy", "regression", editDoc(set("models/0/accuracy", 0.5)), false},
+				{"n = 0", "regression", editDoc(set("models/0/n", 0)), false},
+				{"a negative count", "classifier", editDoc(set("models/0/confusion/0/0", -1)), false},
+			},
+		},
+		{
+			name: "predictions", schema: "unlearn-predictions-v1.schema.json",
+			docs:      func(o *outputs) map[string][]byte { return o.predictions },
+			instances: lines,
+			read: func(_ *outputs, doc []byte) error {
+				for i, l := range lines(doc) {
+					var v map[string]any
+					if err := json.Unmarshal(l, &v); err != nil {
+						return fmt.Errorf("line %d: %w", i+1, err)
+					}
+				}
+				return nil
+			},
+			broken: []breakage{
+				{"a probability above 1", "classifier", editLine(0, set("p_sick", 1.5)), false},
+				{"an id object", "classifier", editLine(1, set("id", map[string]any{"k": 1})), false},
+				{"a numeric label", "classifier", editLine(2, set("label", 6)), false},
+				{"no id", "regression", editLine(0, del("id")), false},
+				{"a label beside a prediction", "regression", editLine(0, set("label", "x")), false},
+				{"an unknown field", "regression", editLine(0, set("score", 1)), false},
+				{"not an object", "regression", func(t *testing.T, doc []byte) []byte { return append([]byte("[1]\n"), doc...) }, true},
 			},
 		},
 		{
