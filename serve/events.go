@@ -32,13 +32,13 @@ type eventsRequest struct {
 
 // eventJSON is an insert event of the stream format with an optional key.
 type eventJSON struct {
-	Op    *string    `json:"op"`
-	ID    *int64     `json:"id"`
-	Key   *string    `json:"key"`
-	X     []float64  `json:"x"`
-	Y     *float64   `json:"y"`
-	A     []float64  `json:"a"`
-	Alpha *float64   `json:"alpha"`
+	Op    *string   `json:"op"`
+	ID    *int64    `json:"id"`
+	Key   *string   `json:"key"`
+	X     []float64 `json:"x"`
+	Y     *float64  `json:"y"`
+	A     []float64 `json:"a"`
+	Alpha *float64  `json:"alpha"`
 }
 
 // eventsResponse is the answer once the batch is committed.

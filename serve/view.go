@@ -21,7 +21,7 @@ type view struct {
 	t          int
 	predictor  Predictor
 	predictErr error
-	status     store.Status   // the full status at the last forget or start, adjusted by the ingests since
+	status     store.Status          // the full status at the last forget or start, adjusted by the ingests since
 	releases   []store.StoredRelease // kept releases with their bytes, oldest first
 }
 

@@ -24,8 +24,8 @@ func newServeCmd() *cobra.Command {
 	var (
 		dir, addr, keyFile, intervention, tlsCert, tlsKey string
 		within, writeWait, readTimeout, grace             time.Duration
-		maxBody                                            int64
-		maxReplay                                          int
+		maxBody                                           int64
+		maxReplay                                         int
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --store DIR --addr HOST:PORT --key NAME.key [--forget-within D] [--tls-cert FILE --tls-key FILE]",

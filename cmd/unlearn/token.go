@@ -34,7 +34,9 @@ once, and it cannot be shown again. A running service reads the tokens again
 every second, so a created token works and a revoked one is refused within a
 second.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return usageError{fmt.Errorf("give a subcommand: create, list or revoke")} },
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return usageError{fmt.Errorf("give a subcommand: create, list or revoke")}
+		},
 	}
 	cmd.AddCommand(newTokenCreateCmd(), newTokenListCmd(), newTokenRevokeCmd())
 	return cmd
