@@ -1,7 +1,6 @@
 package serve
 
 import (
-	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
@@ -25,24 +24,26 @@ type releaseRequest struct {
 	Calibration string `json:"calibration,omitempty"`
 }
 
-// releaseJSON is a kept release: its listing and, when asked for, its
-// release file and certificate as JSON objects.
+// releaseJSON is a kept release: its listing and, when asked for, the
+// texts of its release file and certificate, byte for byte as `unlearn
+// release` writes them (the certificate covers the release file's SHA-256:
+// save the text as it is).
 type releaseJSON struct {
-	ID          int64           `json:"id"`
-	Time        string          `json:"time"`
-	Head        int64           `json:"head"`
-	Path        string          `json:"path"`
-	Exact       bool            `json:"exact"`
-	Epsilon     float64         `json:"epsilon"`
-	Delta       float64         `json:"delta"`
-	File        json.RawMessage `json:"release,omitempty"`
-	Certificate json.RawMessage `json:"certificate,omitempty"`
+	ID          int64   `json:"id"`
+	Time        string  `json:"time"`
+	Head        int64   `json:"head"`
+	Path        string  `json:"path"`
+	Exact       bool    `json:"exact"`
+	Epsilon     float64 `json:"epsilon"`
+	Delta       float64 `json:"delta"`
+	File        string  `json:"release,omitempty"`
+	Certificate string  `json:"certificate,omitempty"`
 }
 
 func releaseOf(r store.StoredRelease, files bool) releaseJSON {
 	out := releaseJSON{ID: r.ID, Time: r.Time.UTC().Format(time.RFC3339Nano), Head: r.Head, Path: r.Path, Exact: r.Exact, Epsilon: r.Epsilon, Delta: r.Delta}
 	if files {
-		out.File, out.Certificate = json.RawMessage(r.File), json.RawMessage(r.Certificate)
+		out.File, out.Certificate = string(r.File), string(r.Certificate)
 	}
 	return out
 }

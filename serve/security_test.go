@@ -1,0 +1,260 @@
+package serve
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/require"
+
+)
+
+// routePath returns a concrete path of a route.
+func routePath(r Route) string {
+	p := strings.Replace(r.Path, "{id}", "0123456789abcdef0123456789abcdef", 1)
+	if strings.HasPrefix(r.Path, "/v1/releases/") {
+		p = "/v1/releases/1"
+	}
+	return p
+}
+
+// TestAuthEveryRoute: every route but /healthz refuses a request without a
+// token, with a malformed header, with an unknown token and with a revoked
+// one (401, with WWW-Authenticate), and with a token lacking its scope
+// (403, naming the scope); a token with the scope gets past authentication.
+func TestAuthEveryRoute(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	revoked, tok, err := f.st.CreateToken("revoked", []string{"ingest", "predict", "forget", "release", "read"})
+	require.NoError(t, err)
+	_, err = f.st.RevokeToken(tok.ID)
+	require.NoError(t, err)
+	f.waitTokens(func(tt *tokenTable) bool { _, ok := tt.lookup(revoked); return !ok && len(tt.tokens) == 6 })
+	for _, r := range Routes() {
+		path := routePath(r)
+		t.Run(r.Method+" "+r.Path, func(t *testing.T) {
+			if r.Scope == "" {
+				res := f.do(r.Method, path, "", nil)
+				require.Equal(t, http.StatusOK, res.status, "no token needed")
+				return
+			}
+			for name, tc := range map[string]struct {
+				header string
+				want   int
+			}{
+				"no token":     {"", http.StatusUnauthorized},
+				"not bearer":   {"Basic dXNlcjpwYXNz", http.StatusUnauthorized},
+				"empty bearer": {"Bearer ", http.StatusUnauthorized},
+				"unknown":      {"Bearer unl_AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA", http.StatusUnauthorized},
+				"revoked":      {"Bearer " + revoked, http.StatusUnauthorized},
+			} {
+				req, err := http.NewRequest(r.Method, f.ts.URL+path, strings.NewReader("{}"))
+				require.NoError(t, err)
+				req.Header.Set("Content-Type", "application/json")
+				if tc.header != "" {
+					req.Header.Set("Authorization", tc.header)
+				}
+				res, err := f.ts.Client().Do(req)
+				require.NoError(t, err)
+				b, _ := io.ReadAll(res.Body)
+				res.Body.Close()
+				resp := response{status: res.StatusCode, header: res.Header, body: b}
+				require.Equal(t, tc.want, res.StatusCode, "%s: %s", name, b)
+				resp.problem(t)
+				require.Equal(t, `Bearer realm="unlearn"`, res.Header.Get("WWW-Authenticate"), name)
+			}
+			for _, sc := range Scopes() {
+				res := f.do(r.Method, path, f.tokens[string(sc)], "{}")
+				if sc == r.Scope {
+					require.NotContains(t, []int{401, 403}, res.status, "the route's own scope: %s", res.body)
+					continue
+				}
+				require.Equal(t, http.StatusForbidden, res.status, "scope %s: %s", sc, res.body)
+				p := res.problem(t)
+				require.Equal(t, string(r.Scope), p.Scope)
+			}
+		})
+	}
+}
+
+// waitTokens waits (at most 5 s) until the service's token table
+// satisfies ok.
+func (f *fixture) waitTokens(ok func(*tokenTable) bool) {
+	f.t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for !ok(f.srv.tokens.Load()) {
+		require.True(f.t, time.Now().Before(deadline), "the token table was not refreshed")
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// TestBadRequests: malformed JSON, wrong types, NaN and infinities, numbers
+// out of range, unknown fields, trailing data, a wrong media type, empty
+// and oversize bodies, and contents the store refuses: each is a 4xx
+// problem naming what is wrong, and nothing is written.
+func TestBadRequests(t *testing.T) {
+	f := newFixture(t, fixtureOptions{opt: Options{MaxBody: 4096}})
+	x, y := rows(5, 10, 3)
+	f.ingest(x, y, seq(1, 10))
+	big := `{"rows":[` + strings.Repeat("[0.5,0.5,0.5],", 400) + `[1,1,1]]}`
+	type tc struct {
+		route, body string
+		status      int
+		field       string // the problem's field, if any
+		contentType string // default application/json
+	}
+	cases := map[string]tc{
+		"malformed":           {"/v1/events", `{"rows": [[1,2`, 400, "", ""},
+		"not an object":       {"/v1/predict", `[1,2,3]`, 400, "", ""},
+		"wrong type":          {"/v1/events", `{"rows": "abc", "labels": [1]}`, 400, "rows", ""},
+		"wrong inner type":    {"/v1/predict", `{"rows": [[1, "2", 3]]}`, 400, "rows", ""},
+		"NaN":                 {"/v1/predict", `{"rows": [[NaN, 1, 2]]}`, 400, "", ""},
+		"Infinity":            {"/v1/events", `{"rows": [[Infinity, 1, 2]], "labels": [1]}`, 400, "", ""},
+		"overflow":            {"/v1/predict", `{"rows": [[1e999, 1, 2]]}`, 400, "rows", ""},
+		"id not integer":      {"/v1/forget", `{"ids": [1.5]}`, 400, "ids", ""},
+		"id out of range":     {"/v1/forget", `{"ids": [9223372036854775808]}`, 400, "ids", ""},
+		"unknown field":       {"/v1/events", `{"rows": [[1,2,3]], "labels": [1], "extra": 1}`, 400, "extra", ""},
+		"trailing":            {"/v1/predict", `{"rows": [[1,2,3]]} {}`, 400, "", ""},
+		"empty":               {"/v1/releases", ``, 400, "", ""},
+		"media type":          {"/v1/predict", `{"rows": [[1,2,3]]}`, 415, "Content-Type", "text/plain"},
+		"oversize":            {"/v1/predict", big, 413, "", ""},
+		"dimension":           {"/v1/predict", `{"rows": [[1,2]]}`, 422, "rows[0]", ""},
+		"no rows":             {"/v1/predict", `{"rows": []}`, 422, "rows", ""},
+		"label":               {"/v1/events", `{"rows": [[1,2,3]], "labels": [0], "ids": [100]}`, 422, "labels[0]", ""},
+		"labels count":        {"/v1/events", `{"rows": [[1,2,3]], "labels": [1, 1]}`, 422, "labels", ""},
+		"rows and events":     {"/v1/events", `{"rows": [[1,2,3]], "labels": [1], "events": []}`, 400, "", ""},
+		"delete event":        {"/v1/events", `{"events": [{"op": "delete", "id": 3}]}`, 422, "events[0].op", ""},
+		"event of other loss": {"/v1/events", `{"events": [{"op": "insert", "id": 50, "a": [1,2,3], "alpha": 0.5}]}`, 400, "events[0].", ""},
+		"duplicate id":        {"/v1/events", `{"rows": [[1,2,3],[1,2,3]], "labels": [1,1], "ids": [11, 3]}`, 409, "ids[1]", ""},
+		"unknown forget id":   {"/v1/forget", `{"ids": [999]}`, 422, "ids", ""},
+		"unknown forget key":  {"/v1/forget", `{"keys": ["nobody@example.com"]}`, 422, "keys", ""},
+		"forget nothing":      {"/v1/forget", `{}`, 422, "ids", ""},
+		"bad nonce":           {"/v1/forget", `{"ids": [1], "nonce": "xyz"}`, 400, "nonce", ""},
+		"negative epsilon":    {"/v1/releases", `{"epsilon": -1, "delta": 1e-5}`, 422, "epsilon", ""},
+		"no delta":            {"/v1/releases", `{"epsilon": 1}`, 422, "delta", ""},
+		"memory":              {"/v1/releases", `{"epsilon": 1, "delta": 1e-5, "memory": "exact"}`, 422, "memory", ""},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			req, err := http.NewRequest("POST", f.ts.URL+c.route, strings.NewReader(c.body))
+			require.NoError(t, err)
+			ct := c.contentType
+			if ct == "" {
+				ct = "application/json"
+			}
+			req.Header.Set("Content-Type", ct)
+			req.Header.Set("Authorization", "Bearer "+f.tokens["all"])
+			res, err := f.ts.Client().Do(req)
+			require.NoError(t, err)
+			b, _ := io.ReadAll(res.Body)
+			res.Body.Close()
+			resp := response{status: res.StatusCode, header: res.Header, body: b}
+			require.Equal(t, c.status, res.StatusCode, "%s", b)
+			p := resp.problem(t)
+			if c.field != "" {
+				require.True(t, strings.HasPrefix(p.Field, c.field), "field %q, want %q (%s)", p.Field, c.field, p.Detail)
+			}
+		})
+	}
+	st, err := f.st.Status()
+	require.NoError(t, err)
+	require.Equal(t, 10, st.Events, "nothing written by a refused request")
+	q, err := f.st.QueuedForgets()
+	require.NoError(t, err)
+	require.Empty(t, q)
+	require.Zero(t, st.Releases)
+}
+
+// TestStalledClient: a client that stops sending its body is answered 408
+// with a problem once the server's read timeout passes, and one that stops
+// in its headers is disconnected; neither holds the store.
+func TestStalledClient(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- f.srv.Serve(ctx, l, HTTPOptions{ReadTimeout: 300 * time.Millisecond, ReadHeaderTimeout: 300 * time.Millisecond, ShutdownGrace: 5 * time.Second})
+	}()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+
+	conn, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /v1/events HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: 1000\r\n\r\n{\"rows\": [[1,", f.tokens["ingest"])
+	conn.SetReadDeadline(time.Now().Add(10 * time.Second))
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	require.NoError(t, err)
+	b, _ := io.ReadAll(res.Body)
+	require.Equal(t, http.StatusRequestTimeout, res.StatusCode, "%s", b)
+	require.Equal(t, ProblemContentType, res.Header.Get("Content-Type"))
+
+	conn2, err := net.Dial("tcp", l.Addr().String())
+	require.NoError(t, err)
+	defer conn2.Close()
+	fmt.Fprintf(conn2, "GET /v1/status HTTP/1.1\r\nHost: x\r\n") // and nothing more
+	conn2.SetReadDeadline(time.Now().Add(10 * time.Second))
+	start := time.Now()
+	_, err = io.ReadAll(conn2)
+	require.NoError(t, err, "the server closes the connection")
+	require.Less(t, time.Since(start), 5*time.Second)
+
+	// The store was never held: a write goes through at once.
+	x, y := rows(6, 2, 3)
+	r := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x, "labels": y})
+	require.Equal(t, http.StatusOK, r.status, "%s", r.body)
+}
+
+// TestNotFoundAndMethods: unknown paths and methods are problems too (404,
+// 405 with Allow), and so is an unknown request or release.
+func TestNotFoundAndMethods(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	res := f.do("GET", "/v2/status", f.tokens["all"], nil)
+	require.Equal(t, http.StatusNotFound, res.status)
+	res.problem(t)
+	res = f.do("DELETE", "/v1/events", f.tokens["all"], nil)
+	require.Equal(t, http.StatusMethodNotAllowed, res.status)
+	res.problem(t)
+	require.Equal(t, "POST", res.header.Get("Allow"))
+	for _, p := range []string{"/v1/forget/0123456789abcdef0123456789abcdef", "/v1/forget/..%2f", "/v1/forget/xyz", "/v1/releases/7", "/v1/releases/x"} {
+		res = f.do("GET", p, f.tokens["all"], nil)
+		require.Equal(t, http.StatusNotFound, res.status, p)
+		res.problem(t)
+	}
+}
+
+// FuzzRequests: whatever the body, every route answers without a 5xx and
+// every error is a problem document. (go test runs the seeds; go test
+// -fuzz FuzzRequests explores.)
+func FuzzRequests(f *testing.F) {
+	for _, s := range []string{`{}`, `{"rows":[[1,2,3]],"labels":[1]}`, `{"events":[{"op":"insert","id":1,"x":[1,2,3],"y":1}]}`,
+		`{"ids":[1],"keys":["a"],"wait":true}`, `{"epsilon":1,"delta":1e-5,"memory":"rebuild"}`, `{"rows":[[1e308,1e308,1e308]]}`,
+		`{"events":[{"op":"insert","x":[1,2,3],"y":-1,"key":""}]}`, "\x00\xff", `{"rows":null}`, `{"ids":[-9223372036854775808]}`} {
+		for i := range 4 {
+			f.Add(uint8(i), s)
+		}
+	}
+	fx := newFixture(f, fixtureOptions{opt: Options{MaxBody: 1 << 16, ForgetWithin: time.Hour}})
+	x, y := rows(7, 5, 3)
+	fx.ingest(x, y, seq(1, 5))
+	paths := []string{"/v1/events", "/v1/predict", "/v1/forget", "/v1/releases"}
+	f.Fuzz(func(t *testing.T, route uint8, body string) {
+		fx.t = t
+		res := fx.do("POST", paths[int(route)%len(paths)], fx.tokens["all"], body)
+		require.Less(t, res.status, 500, "%s", res.body)
+		if res.status >= 400 {
+			res.problem(t)
+		}
+	})
+}
+
+
