@@ -12,7 +12,6 @@ import (
 	"time"
 
 	"github.com/stretchr/testify/require"
-
 )
 
 // routePath returns a concrete path of a route.
@@ -256,5 +255,3 @@ func FuzzRequests(f *testing.F) {
 		}
 	})
 }
-
-
