@@ -22,9 +22,17 @@ import (
 
 // fixture is a service over a fresh logistic store, with a token per scope
 // and one with every scope.
+// tb is what the fixture needs of a test: *testing.T, *testing.F and
+// *rapid.T have it.
+type tb interface {
+	Helper()
+	Errorf(format string, args ...any)
+	FailNow()
+}
+
 type fixture struct {
-	t      testing.TB // the running test (a fuzz target sets its own)
-	owner  testing.TB // the test that made the fixture (cleanup)
+	t      tb // the running test (a fuzz target sets its own)
+	owner  tb // the test that made the fixture (cleanup)
 	dir    string
 	st     *store.Store
 	srv    *Server
@@ -40,7 +48,17 @@ type fixtureOptions struct {
 	opt       Options
 }
 
+// newFixture makes a fixture in a temporary folder, closed when the test
+// ends.
 func newFixture(t testing.TB, fo fixtureOptions) *fixture {
+	t.Helper()
+	f := newFixtureIn(t, t.TempDir(), fo)
+	t.Cleanup(f.close)
+	return f
+}
+
+// newFixtureIn makes a fixture in dir; the caller closes it.
+func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 	t.Helper()
 	if fo.d == 0 {
 		fo.d = 3
@@ -51,7 +69,7 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	if fo.k == 0 {
 		fo.k = 20
 	}
-	f := &fixture{t: t, owner: t, dir: t.TempDir(), tokens: map[string]string{}}
+	f := &fixture{t: t, owner: t, dir: dir, tokens: map[string]string{}}
 	f.hdr = stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: fo.d, Lambda: 0.05}
 	f.cfg = olbfgs.DefaultConfig(fo.d)
 	f.cfg.Memory = fo.tau
@@ -81,7 +99,6 @@ func newFixture(t testing.TB, fo fixtureOptions) *fixture {
 	f.srv, err = New(f.st, o)
 	require.NoError(t, err)
 	f.ts = httptest.NewServer(f.srv.Handler())
-	t.Cleanup(f.close)
 	return f
 }
 
@@ -100,13 +117,13 @@ type response struct {
 	body   []byte
 }
 
-func (r response) json(t testing.TB, v any) {
+func (r response) json(t tb, v any) {
 	t.Helper()
 	require.NoError(t, json.Unmarshal(r.body, v), "body %s", r.body)
 }
 
 // problem decodes a problem answer, checking its media type and shape.
-func (r response) problem(t testing.TB) Problem {
+func (r response) problem(t tb) Problem {
 	t.Helper()
 	require.Equal(t, ProblemContentType, r.header.Get("Content-Type"), "status %d body %s", r.status, r.body)
 	var p Problem
