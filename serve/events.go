@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -14,8 +15,10 @@ import (
 // eventsRequest is the body of POST /v1/events, in one of two forms:
 //
 //   - rows: "rows" (each a feature vector of d numbers; for a quadratic
-//     store, the vector a), "labels" (each row's label y, or α), and
-//     optionally "ids" and "keys" (one per row);
+//     store, the vector a) or "rows_f64" (the same numbers as base64 of
+//     little-endian IEEE 754 float64s, row after row: bit for bit, and far
+//     cheaper to encode and decode than decimal text), "labels" (each
+//     row's label y, or α), and optionally "ids" and "keys" (one per row);
 //   - events: "events", an array of insert events in the stream format
 //     (spec §1.1: "op": "insert", "id", the kind's vector and scalar
 //     fields), each with an optional "key".
@@ -23,11 +26,12 @@ import (
 // Without ids, the service numbers the rows itself (above every id the
 // store ever held) and returns the ids.
 type eventsRequest struct {
-	Rows   [][]float64 `json:"rows,omitempty"`
-	Labels []float64   `json:"labels,omitempty"`
-	IDs    []int64     `json:"ids,omitempty"`
-	Keys   []string    `json:"keys,omitempty"`
-	Events []eventJSON `json:"events,omitempty"`
+	Rows    [][]float64 `json:"rows,omitempty"`
+	RowsF64 []byte      `json:"rows_f64,omitempty"`
+	Labels  []float64   `json:"labels,omitempty"`
+	IDs     []int64     `json:"ids,omitempty"`
+	Keys    []string    `json:"keys,omitempty"`
+	Events  []eventJSON `json:"events,omitempty"`
 }
 
 // eventJSON is an insert event of the stream format with an optional key.
@@ -65,8 +69,16 @@ type batch struct {
 // events, with the field at fault in every problem.
 func (req *eventsRequest) toBatch(h stream.Header) (*batch, *Problem) {
 	spec, _ := stream.LookupLoss(h.Kind)
-	byRows := req.Rows != nil || req.Labels != nil || req.IDs != nil || req.Keys != nil
+	byRows := req.Rows != nil || req.RowsF64 != nil || req.Labels != nil || req.IDs != nil || req.Keys != nil
 	switch {
+	case req.Rows != nil && req.RowsF64 != nil:
+		return nil, problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
+	case req.RowsF64 != nil:
+		var p *Problem
+		if req.Rows, p = unpackRows("rows_f64", req.RowsF64, h.D); p != nil {
+			return nil, p
+		}
+		return req.rowsBatch(h)
 	case byRows && req.Events != nil:
 		return nil, problem("bad-request", "send either rows (with labels, ids, keys) or events, not both")
 	case byRows:
@@ -172,16 +184,44 @@ func (s *source) Next() (stream.Event, error) {
 func (s *source) Key() string { return s.b.keys[s.i-1] }
 
 func (s *Server) postEvents(w http.ResponseWriter, r *http.Request, c *call) error {
-	var req eventsRequest
-	if p := decodeBody(w, r, s.opt.MaxBody, &req); p != nil {
-		return p
-	}
-	h := s.st.Header()
-	b, p := req.toBatch(h)
+	data, p := readBody(w, r, s.opt.MaxBody)
 	if p != nil {
 		return p
 	}
+	b, p := s.parseBatch(r.Context(), data)
+	if p != nil {
+		return p
+	}
+	out, err := s.ingest(r.Context(), b)
+	if err != nil {
+		return err
+	}
 	c.count = len(b.events)
+	ids := make([]int64, len(b.events))
+	for i, e := range b.events {
+		ids[i] = e.ID
+	}
+	return writeJSON(w, http.StatusOK, eventsResponse{Events: out.Events, Head: out.Head, Checkpoints: out.Checkpoints, IDs: ids})
+}
+
+// parseBatch decodes and checks an ingest body. At most decodeSlots bodies
+// are parsed at once (one less than the processors), so that a burst of
+// ingest batches leaves a processor to the predictions.
+func (s *Server) parseBatch(ctx context.Context, data []byte) (*batch, *Problem) {
+	select {
+	case s.decodeSlots <- struct{}{}:
+		defer func() { <-s.decodeSlots }()
+	case <-ctx.Done():
+		return nil, problem("timeout", "the request was cancelled before its body was parsed; nothing was written")
+	}
+	var req eventsRequest
+	if p := unmarshal(data, &req); p != nil {
+		return nil, p
+	}
+	b, p := req.toBatch(s.st.Header())
+	if p != nil {
+		return nil, p
+	}
 	for i, e := range b.events { // the loss's own checks, named by the request's field
 		if field, err := s.st.Loss().CheckSample(e.Sample); err != nil {
 			name := fmt.Sprintf("%s[%d]", b.field, i)
@@ -190,40 +230,10 @@ func (s *Server) postEvents(w http.ResponseWriter, r *http.Request, c *call) err
 			} else if b.field == "events" {
 				name = fmt.Sprintf("events[%d].%s", i, field)
 			}
-			return problem("unprocessable", "%s: %v", name, err).at(name)
+			return nil, problem("unprocessable", "%s: %v", name, err).at(name)
 		}
 	}
-	unlock, p := s.lockWrite(r.Context())
-	if p != nil {
-		return p
-	}
-	defer unlock()
-	if !b.hasIDs {
-		next, err := s.st.NextID()
-		if err != nil {
-			return err
-		}
-		if next > 1<<63-1-int64(len(b.events)) {
-			return problem("conflict", "the store's ids reach 2⁶³−1: send ids with the rows")
-		}
-		for i := range b.events {
-			b.events[i].ID = next + int64(i)
-		}
-	}
-	src := &source{b: b}
-	res, err := s.st.IngestEvents(src, store.IngestOptions{})
-	if err != nil {
-		return s.ingestProblem(err, b, src.i-1)
-	}
-	if err := s.publish(publishState, res); err != nil {
-		s.log.Error("publishing after an ingest", "err", err)
-	}
-	s.metrics.ingested(res)
-	ids := make([]int64, len(b.events))
-	for i, e := range b.events {
-		ids[i] = e.ID
-	}
-	return writeJSON(w, http.StatusOK, eventsResponse{Events: res.Events, Head: res.Head, Checkpoints: res.Checkpoints, IDs: ids})
+	return b, nil
 }
 
 // ingestProblem explains a refused batch (nothing of it was committed): a

@@ -92,7 +92,9 @@ func (p *linear) Predict(rows [][]float64) (Predictions, error) {
 
 // predictRequest is the body of POST /v1/predict.
 type predictRequest struct {
-	Rows [][]float64 `json:"rows"`
+	// Rows or RowsF64 (as in POST /v1/events).
+	Rows    [][]float64 `json:"rows,omitempty"`
+	RowsF64 []byte      `json:"rows_f64,omitempty"`
 }
 
 // predictResponse is its answer.
@@ -110,6 +112,15 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 	v := s.view.Load()
 	if v.predictErr != nil {
 		return problem("no-predictions", "%v", v.predictErr)
+	}
+	if req.RowsF64 != nil {
+		if req.Rows != nil {
+			return problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
+		}
+		var p *Problem
+		if req.Rows, p = unpackRows("rows_f64", req.RowsF64, v.predictor.Dim()); p != nil {
+			return p
+		}
 	}
 	if len(req.Rows) == 0 {
 		return problem("unprocessable", "rows is empty: send at least one row").at("rows")

@@ -52,6 +52,13 @@ func newQueue(s *Server) (*queue, error) {
 	if q.pending, err = s.st.QueuedForgets(); err != nil {
 		return nil, err
 	}
+	reqs, err := s.st.Requests()
+	if err != nil {
+		return nil, err
+	}
+	if len(reqs) > 0 {
+		q.lastBatch = reqs[len(reqs)-1].Wall
+	}
 	s.metrics.queued.Set(float64(len(q.pending)))
 	return q, nil
 }
@@ -74,9 +81,14 @@ func (q *queue) poke() {
 }
 
 // margin is how long before the oldest deadline a batch starts: twice the
-// last batch's time plus a second, at most half the deadline, so that a
-// batch that takes as long as the last one ends before the deadline.
+// last batch's time plus a second, so that a batch that takes as long as
+// the last one ends before the deadline, and at most half the deadline;
+// half the deadline before any batch (the store's newest forget, if any,
+// stands for the last batch at start).
 func (q *queue) margin() time.Duration {
+	if q.lastBatch == 0 {
+		return q.s.opt.ForgetWithin / 2
+	}
 	return min(2*q.lastBatch+time.Second, q.s.opt.ForgetWithin/2)
 }
 

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -77,11 +78,14 @@ type Server struct {
 	log    *slog.Logger
 	ledger *ledger.Ledger // nil: no ledger (noised releases refused)
 
-	write   chan struct{} // the write lock: one write at a time, waited for with a bound
-	view    atomic.Pointer[view]
-	tokens  atomic.Pointer[tokenTable]
-	queue   *queue
-	metrics *metrics
+	write       chan struct{}   // the write lock: one write at a time, waited for with a bound
+	ingests     chan *ingestJob // batches waiting for the committer (ingest.go)
+	ingestDone  chan struct{}   // closed when the committer stops
+	decodeSlots chan struct{}   // ingest bodies parsed at once (events.go)
+	view        atomic.Pointer[view]
+	tokens      atomic.Pointer[tokenTable]
+	queue       *queue
+	metrics     *metrics
 
 	closing  chan struct{} // closed by Close: long polls return, no new batch starts
 	stop     context.CancelFunc
@@ -118,7 +122,7 @@ func New(st *store.Store, o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), closing: make(chan struct{})}
+	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), ingests: make(chan *ingestJob, 64), ingestDone: make(chan struct{}), decodeSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), closing: make(chan struct{})}
 	var err error
 	if s.rd, err = store.OpenReader(st.Dir()); err != nil {
 		return nil, err
@@ -144,8 +148,9 @@ func New(st *store.Store, o Options) (*Server, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	s.bg.Add(2)
+	s.bg.Add(3)
 	go func() { defer s.bg.Done(); s.queue.run(ctx) }()
+	go func() { defer s.bg.Done(); s.ingestLoop(ctx) }()
 	go func() { defer s.bg.Done(); s.refreshLoop(ctx) }()
 	return s, nil
 }
