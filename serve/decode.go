@@ -169,11 +169,18 @@ func checkRows(field string, rows [][]float64, d int) *Problem {
 	return nil
 }
 
-// unpackRows reads rows of d float64s from b, little-endian IEEE 754 bits,
-// row after row (the rows_f64 member, base64 in the JSON).
-func unpackRows(field string, b []byte, d int) ([][]float64, *Problem) {
-	if len(b) == 0 || len(b)%(8*d) != 0 {
-		return nil, problem("unprocessable", "%s holds %d bytes: want rows of d = %d float64s (%d bytes each)", field, len(b), d, 8*d).at(field)
+// unpackRows reads the rows of a rows_f64 member: cols float64s a row
+// (the request's "cols", which must be the model's d), little-endian IEEE
+// 754 bits, row after row. The row length is stated so that rows of
+// another length are refused rather than read as other rows.
+func unpackRows(b []byte, cols *int, d int) ([][]float64, *Problem) {
+	switch {
+	case cols == nil:
+		return nil, problem("unprocessable", "cols is required with rows_f64: the number of values in a row").at("cols")
+	case *cols != d:
+		return nil, problem("unprocessable", "cols = %d, the model has d = %d", *cols, d).at("cols")
+	case len(b) == 0 || len(b)%(8*d) != 0:
+		return nil, problem("unprocessable", "rows_f64 holds %d bytes: want rows of d = %d float64s (%d bytes each)", len(b), d, 8*d).at("rows_f64")
 	}
 	n := len(b) / (8 * d)
 	flat := make([]float64, n*d)

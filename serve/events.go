@@ -15,9 +15,10 @@ import (
 // eventsRequest is the body of POST /v1/events, in one of two forms:
 //
 //   - rows: "rows" (each a feature vector of d numbers; for a quadratic
-//     store, the vector a) or "rows_f64" (the same numbers as base64 of
-//     little-endian IEEE 754 float64s, row after row: bit for bit, and far
-//     cheaper to encode and decode than decimal text), "labels" (each
+//     store, the vector a) or "rows_f64" with "cols" (the same numbers as
+//     base64 of little-endian IEEE 754 float64s, row after row, cols = d
+//     a row: bit for bit, and far cheaper to encode and decode than
+//     decimal text), "labels" (each
 //     row's label y, or α), and optionally "ids" and "keys" (one per row);
 //   - events: "events", an array of insert events in the stream format
 //     (spec §1.1: "op": "insert", "id", the kind's vector and scalar
@@ -28,6 +29,7 @@ import (
 type eventsRequest struct {
 	Rows    [][]float64 `json:"rows,omitempty"`
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
+	Cols    *int        `json:"cols,omitempty"`
 	Labels  []float64   `json:"labels,omitempty"`
 	IDs     []int64     `json:"ids,omitempty"`
 	Keys    []string    `json:"keys,omitempty"`
@@ -75,7 +77,7 @@ func (req *eventsRequest) toBatch(h stream.Header) (*batch, *Problem) {
 		return nil, problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
 	case req.RowsF64 != nil:
 		var p *Problem
-		if req.Rows, p = unpackRows("rows_f64", req.RowsF64, h.D); p != nil {
+		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, h.D); p != nil {
 			return nil, p
 		}
 		return req.rowsBatch(h)

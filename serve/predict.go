@@ -95,6 +95,7 @@ type predictRequest struct {
 	// Rows or RowsF64 (as in POST /v1/events).
 	Rows    [][]float64 `json:"rows,omitempty"`
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
+	Cols    *int        `json:"cols,omitempty"`
 }
 
 // predictResponse is its answer.
@@ -118,7 +119,7 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 			return problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
 		}
 		var p *Problem
-		if req.Rows, p = unpackRows("rows_f64", req.RowsF64, v.predictor.Dim()); p != nil {
+		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, v.predictor.Dim()); p != nil {
 			return p
 		}
 	}

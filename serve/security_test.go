@@ -137,6 +137,11 @@ func TestBadRequests(t *testing.T) {
 		"negative epsilon":    {"/v1/releases", `{"epsilon": -1, "delta": 1e-5}`, 422, "epsilon", ""},
 		"no delta":            {"/v1/releases", `{"epsilon": 1}`, 422, "delta", ""},
 		"memory":              {"/v1/releases", `{"epsilon": 1, "delta": 1e-5, "memory": "exact"}`, 422, "memory", ""},
+		"rows_f64 no cols":    {"/v1/predict", `{"rows_f64": "AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/"}`, 422, "cols", ""},
+		"rows_f64 cols":       {"/v1/predict", `{"rows_f64": "AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/", "cols": 1}`, 422, "cols", ""},
+		"rows_f64 length":     {"/v1/events", `{"rows_f64": "AAAAAAAA8D8AAAAAAADwPw==", "cols": 3, "labels": [1]}`, 422, "rows_f64", ""},
+		"rows_f64 not base64": {"/v1/predict", `{"rows_f64": "%%%", "cols": 3}`, 400, "rows_f64", ""},
+		"rows and rows_f64":   {"/v1/predict", `{"rows": [[1,2,3]], "rows_f64": "AAAAAAAA8D8AAAAAAADwPwAAAAAAAPA/", "cols": 3}`, 400, "rows_f64", ""},
 	}
 	for name, c := range cases {
 		t.Run(name, func(t *testing.T) {

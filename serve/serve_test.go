@@ -229,6 +229,11 @@ func requirePredictions(t *testing.T, f *fixture, want *olbfgs.Learner) {
 	var pr predictResponse
 	require.NoError(t, json.Unmarshal(res.body, &pr))
 	require.Equal(t, []float64{-1, 1}, pr.Classes)
+	res = f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows_f64": packRows(probe), "cols": 3})
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var packed predictResponse
+	require.NoError(t, json.Unmarshal(res.body, &packed))
+	require.Equal(t, pr, packed, "rows_f64 predicts as rows")
 	for i, x := range probe {
 		var m float64
 		for j := range x {
