@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"encoding/hex"
 	"encoding/json"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/stretchr/testify/require"
 
 	"unlearn/certify"
@@ -110,4 +112,31 @@ func TestForgetCommitment(t *testing.T) {
 	//   hmac.new(bytes([7])*32, b"unlearn-forget-request/v1" + struct.pack(">Qqqq", 3, -1, 2, 3)
 	//            + struct.pack(">Q", 2) + struct.pack(">Q", 1) + b"a" + struct.pack(">Q", 1) + b"b", "sha256").hexdigest()
 	require.Equal(t, "22ea1b1ffc3bac7aea2ba083bd5db2e8e2ac5fb9d8ad0980154e88c0bb5a49f3", a)
+}
+
+// TestReceiptSchema: a signed receipt and the receipt it carries validate
+// against docs/schemas/unlearn-receipt-v1.schema.json, and a receipt with
+// an id in it does not.
+func TestReceiptSchema(t *testing.T) {
+	abs, err := filepath.Abs("../docs/schemas/unlearn-receipt-v1.schema.json")
+	require.NoError(t, err)
+	c := jsonschema.NewCompiler()
+	env, err := c.Compile("file://" + filepath.ToSlash(abs))
+	require.NoError(t, err)
+	body, err := c.Compile("file://" + filepath.ToSlash(abs) + "#/$defs/receipt")
+	require.NoError(t, err)
+	key, err := sign.Generate()
+	require.NoError(t, err)
+	file, err := certify.SignReceipt(testReceipt(), key)
+	require.NoError(t, err)
+	validate := func(s *jsonschema.Schema, b []byte) error {
+		v, err := jsonschema.UnmarshalJSON(bytes.NewReader(b))
+		require.NoError(t, err)
+		return s.Validate(v)
+	}
+	require.NoError(t, validate(env, file))
+	var e struct{ Payload string }
+	require.NoError(t, json.Unmarshal(file, &e))
+	require.NoError(t, validate(body, []byte(e.Payload)))
+	require.Error(t, validate(body, []byte(strings.Replace(e.Payload, `"head":1000`, `"head":1000,"ids":[3]`, 1))))
 }

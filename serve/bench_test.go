@@ -186,7 +186,7 @@ func httpLoad(b *testing.B, x [][]float64, y []float64, f64 bool) loadRun {
 		req := map[string]any{"rows": x[lo:hi], "labels": y[lo:hi], "ids": ids}
 		if f64 {
 			delete(req, "rows")
-			req["rows_f64"] = packRows(x[lo:hi])
+			req["rows_f64"], req["cols"] = packRows(x[lo:hi]), d
 		}
 		bodies[i], _ = json.Marshal(req)
 	}
