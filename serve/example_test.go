@@ -40,7 +40,11 @@ func Example() {
 		if token != "" {
 			req.Header.Set("Authorization", "Bearer "+token)
 		}
-		res, _ := http.DefaultClient.Do(req)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			fmt.Println(err)
+			return
+		}
 		defer res.Body.Close()
 		b, _ := io.ReadAll(res.Body)
 		fmt.Printf("%d %s %s", res.StatusCode, res.Header.Get("Content-Type"), b)

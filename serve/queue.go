@@ -30,6 +30,7 @@ type queue struct {
 	wake chan struct{}
 
 	batchMu sync.Mutex // held while a batch runs (idle waits for it)
+	idled   bool       // idle returned: the service is closing (guarded by batchMu)
 
 	mu        sync.Mutex
 	pending   []store.QueuedForget // queued, oldest first
@@ -149,10 +150,12 @@ func (q *queue) run(ctx context.Context) {
 	}
 }
 
-// idle waits for the running batch, if any, to end.
+// idle waits for the running batch, if any, to end; no batch starts after
+// the service closes (run checks s.closing before each).
 func (q *queue) idle() {
 	q.batchMu.Lock()
-	q.batchMu.Unlock() //nolint:staticcheck // an empty critical section: waiting is the point
+	defer q.batchMu.Unlock()
+	q.idled = true
 }
 
 // serve serves one batch: one store forget of the union of the requests'
@@ -160,6 +163,9 @@ func (q *queue) idle() {
 func (q *queue) serve(ctx context.Context, batch []string) {
 	q.batchMu.Lock()
 	defer q.batchMu.Unlock()
+	if q.idled { // closing: Close waited for the batches; none starts now
+		return
+	}
 	select {
 	case q.s.write <- struct{}{}:
 	case <-ctx.Done():

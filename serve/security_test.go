@@ -2,12 +2,25 @@ package serve
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
 	"fmt"
 	"io"
+	"log/slog"
+	"math/big"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -259,4 +272,126 @@ func FuzzRequests(f *testing.F) {
 			res.problem(t)
 		}
 	})
+}
+
+// TestAccessLogHoldsNoRecords: the access log has a line per request with
+// the token's number and the count of rows, and never a payload value, an
+// id, a key, a nonce or a token.
+func TestAccessLogHoldsNoRecords(t *testing.T) {
+	var buf syncBuffer
+	f := newFixture(t, fixtureOptions{opt: Options{ForgetWithin: time.Hour, Log: slog.New(slog.NewTextHandler(&buf, nil))}})
+	x := [][]float64{{0.123456789, -0.987654321, 0.5551212}}
+	res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x, "labels": []float64{1}, "ids": []int64{987654}, "keys": []string{"secret.person@example.org"}})
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	res = f.do("POST", "/v1/forget", f.tokens["forget"], map[string]any{"keys": []string{"secret.person@example.org"}, "nonce": strings.Repeat("ab", 32), "wait": true})
+	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
+	var st forgetState
+	res.json(t, &st)
+	f.waitServed(st.Request)
+	f.do("POST", "/v1/forget", f.tokens["forget"], map[string]any{"ids": []int64{424242}}) // refused: unknown id
+	log := buf.String()
+	require.Contains(t, log, `route="POST /v1/events"`)
+	require.Contains(t, log, "count=1")
+	for _, secret := range []string{"0.123456789", "987654", "secret.person", strings.Repeat("ab", 32), "424242",
+		f.tokens["ingest"][4:], f.tokens["forget"][4:]} {
+		require.NotContains(t, log, secret)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for the logger's goroutines.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestReadersDoNotWaitForWriters: while a write holds the store (here the
+// write lock, held by the test), predictions, status and releases are
+// answered at once from the published state, and a write is answered 503
+// with Retry-After after WriteWait, nothing written.
+func TestReadersDoNotWaitForWriters(t *testing.T) {
+	f := newFixture(t, fixtureOptions{opt: Options{WriteWait: 300 * time.Millisecond}})
+	x, y := rows(9, 10, 3)
+	f.ingest(x, y, seq(1, 10))
+	f.srv.write <- struct{}{} // a long write
+	start := time.Now()
+	for _, r := range []struct{ method, path, scope string }{
+		{"POST", "/v1/predict", "predict"}, {"GET", "/v1/status", "read"}, {"GET", "/v1/releases", "read"}, {"GET", "/metrics", "read"},
+	} {
+		var body any
+		if r.method == "POST" {
+			body = map[string]any{"rows": x[:2]}
+		}
+		res := f.do(r.method, r.path, f.tokens[r.scope], body)
+		require.Equal(t, http.StatusOK, res.status, "%s %s: %s", r.method, r.path, res.body)
+	}
+	require.Less(t, time.Since(start), 250*time.Millisecond, "the reads did not wait for the writer")
+	res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x[:1], "labels": y[:1], "ids": []int64{11}})
+	require.Equal(t, http.StatusServiceUnavailable, res.status, "%s", res.body)
+	require.Equal(t, "busy", strings.TrimPrefix(res.problem(t).Type, ProblemTypePrefix))
+	require.NotEmpty(t, res.header.Get("Retry-After"))
+	<-f.srv.write
+	st, err := f.st.Status()
+	require.NoError(t, err)
+	require.Equal(t, 10, st.Events, "nothing written by the refused batch")
+}
+
+// TestTLS: with a certificate the service speaks HTTPS only.
+func TestTLS(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	dir := t.TempDir()
+	certFile, keyFile, pool := selfSigned(t, dir)
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- f.srv.Serve(ctx, l, HTTPOptions{TLSCert: certFile, TLSKey: keyFile}) }()
+	defer func() {
+		cancel()
+		require.NoError(t, <-done)
+	}()
+	c := &http.Client{Transport: &http.Transport{TLSClientConfig: &tls.Config{RootCAs: pool}}, Timeout: 10 * time.Second}
+	res, err := c.Get("https://" + l.Addr().String() + "/healthz")
+	require.NoError(t, err)
+	res.Body.Close()
+	require.Equal(t, http.StatusOK, res.StatusCode)
+	require.Equal(t, uint16(tls.VersionTLS13), res.TLS.Version)
+	res, err = http.Get("http://" + l.Addr().String() + "/healthz")
+	if err == nil {
+		res.Body.Close()
+		require.Equal(t, http.StatusBadRequest, res.StatusCode, "plain HTTP to an HTTPS port")
+	}
+}
+
+// selfSigned writes a self-signed certificate for 127.0.0.1 and its key.
+func selfSigned(t *testing.T, dir string) (string, string, *x509.CertPool) {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	require.NoError(t, err)
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "unlearn test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	require.NoError(t, err)
+	kder, err := x509.MarshalECPrivateKey(key)
+	require.NoError(t, err)
+	certFile, keyFile := filepath.Join(dir, "cert.pem"), filepath.Join(dir, "key.pem")
+	require.NoError(t, os.WriteFile(certFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}), 0o600))
+	require.NoError(t, os.WriteFile(keyFile, pem.EncodeToMemory(&pem.Block{Type: "EC PRIVATE KEY", Bytes: kder}), 0o600))
+	cert, err := x509.ParseCertificate(der)
+	require.NoError(t, err)
+	pool := x509.NewCertPool()
+	pool.AddCert(cert)
+	return certFile, keyFile, pool
 }
