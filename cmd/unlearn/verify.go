@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/hex"
 	"fmt"
 	"os"
 
@@ -11,10 +12,12 @@ import (
 )
 
 func newVerifyCmd() *cobra.Command {
-	var certFile, releaseFile, pubFile string
+	var certFile, releaseFile, pubFile, receiptFile, nonce string
+	var ids []int64
+	var keys []string
 	cmd := &cobra.Command{
-		Use:   "verify --certificate FILE --release FILE [--public-key NAME.pub]",
-		Short: "Check a certificate against the release it covers",
+		Use:   "verify (--certificate FILE --release FILE [--public-key NAME.pub] | --receipt FILE --public-key NAME.pub [--nonce HEX --ids ... --keys ...])",
+		Short: "Check a certificate against the release it covers, or a deletion receipt",
 		Long: `verify checks a certificate written by 'unlearn certify' (or the model store's
 release) against the release file it covers.
 
@@ -35,10 +38,31 @@ with a non-zero status and the certificate field that fails when it is not.
 What no verifier can check from public data is printed as such: that the
 noise was drawn as stated, and that the state came from the stated history. A
 signature says who claims them. Read the warnings: an assumed α is the
-certifier's word.`,
-		Example: `  unlearn verify --certificate cert.json --release release.json --public-key certifier.pub`,
-		Args:    cobra.NoArgs,
+certifier's word.
+
+--receipt FILE checks a deletion receipt of 'unlearn serve' offline: that it is
+signed by the certifier's key (--public-key, required), unedited, and well
+formed; it then prints what the receipt says: the request, when it was
+received, its deadline and when it was served, exact or approximate (and what
+is still pending), the number of records, the kept releases erased and the
+store's log position after. With --nonce (the hex nonce of the request) and
+the request's --ids and --keys it also checks the receipt's commitment: that
+the receipt covers exactly those records.`,
+		Example: `  unlearn verify --certificate cert.json --release release.json --public-key certifier.pub
+  unlearn verify --receipt receipt.json --public-key certifier.pub`,
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if receiptFile != "" {
+				if certFile != "" || releaseFile != "" {
+					return flagError("receipt", "give either --receipt or --certificate and --release")
+				}
+				return verifyReceipt(cmd, receiptFile, pubFile, nonce, ids, keys)
+			}
+			for _, name := range []string{"nonce", "ids", "keys"} {
+				if cmd.Flags().Changed(name) {
+					return flagError(name, "only with --receipt")
+				}
+			}
 			if certFile == "" {
 				return flagError("certificate", "required")
 			}
@@ -81,5 +105,49 @@ certifier's word.`,
 	f.StringVar(&certFile, "certificate", "", "certificate to verify (required)")
 	f.StringVar(&releaseFile, "release", "", "the release file the certificate covers (required)")
 	f.StringVar(&pubFile, "public-key", "", "the certifier's public key (unlearn keygen): check the signature first")
+	f.StringVar(&receiptFile, "receipt", "", "a deletion receipt (unlearn serve) to check instead of a certificate")
+	f.StringVar(&nonce, "nonce", "", "with --receipt: the request's nonce (hex), to check the commitment to --ids and --keys")
+	f.Int64SliceVar(&ids, "ids", nil, "with --nonce: the ids the request named")
+	f.StringSliceVar(&keys, "keys", nil, "with --nonce: the keys the request named")
 	return cmd
+}
+
+// verifyReceipt checks a deletion receipt and, with a nonce, its
+// commitment to the request's ids and keys.
+func verifyReceipt(cmd *cobra.Command, file, pubFile, nonce string, ids []int64, keys []string) error {
+	if pubFile == "" {
+		return flagError("public-key", "required with --receipt: a receipt is worth its signature")
+	}
+	if nonce == "" && (len(ids) > 0 || len(keys) > 0) {
+		return flagError("nonce", "required with --ids and --keys: the commitment is keyed by it")
+	}
+	pub, err := sign.LoadPublic(pubFile)
+	if err != nil {
+		return flagError("public-key", "%v", err)
+	}
+	data, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	r, err := certify.VerifyReceipt(data, pub)
+	if err != nil {
+		return fmt.Errorf("INVALID receipt %s: %w", file, err)
+	}
+	out := cmd.OutOrStdout()
+	fmt.Fprint(out, r.Summary())
+	fmt.Fprintf(out, "  ok           Ed25519 signature by key %s\n", pub.KeyID())
+	if nonce != "" {
+		n, err := hex.DecodeString(nonce)
+		if err != nil || len(n) != certify.NonceSize {
+			return flagError("nonce", "want %d hex digits", 2*certify.NonceSize)
+		}
+		if certify.ForgetCommitment(n, ids, keys) != r.Commitment {
+			return fmt.Errorf("INVALID receipt %s: its commitment does not cover exactly these ids and keys under this nonce", file)
+		}
+		fmt.Fprintf(out, "  ok           the commitment covers exactly the %d ids and %d keys given\n", len(ids), len(keys))
+	} else {
+		fmt.Fprintln(out, "  not checked  which records: give --nonce with the request's --ids and --keys")
+	}
+	fmt.Fprintf(out, "VALID: %s\n", file)
+	return nil
 }
