@@ -176,6 +176,9 @@ errors. --out writes the JSON report (unlearn-audit/v1).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			fl := cmd.Flags()
+			if err := new(paths).in("--stream", in).store("--store", storeDir).out("--out", out).check(); err != nil {
+				return err
+			}
 			if storeDir != "" {
 				return runStoreAudit(cmd, storeDir, ids, maxReplay, intervention, memory, eps, delta, out,
 					audit.Config{Trials: trials, SelectionFraction: selection, Gamma: gamma, Seeded: fl.Changed("seeded-noise"), Seed: noiseSeed})

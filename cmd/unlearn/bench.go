@@ -104,6 +104,9 @@ docs/data.md and docs/results-real.md.`,
 			if quick && unstable {
 				return flagError("unstable-logistic", "not available with --quick")
 			}
+			if err := new(paths).dataFile("--data", data, &df).outDir("--out", out).out("--cpuprofile", cpuProfile).check(); err != nil {
+				return err
+			}
 			grid := experiment.DefaultGrid()
 			ref := report.Reference{}
 			switch {

@@ -87,6 +87,10 @@ reproducible sampler instead, for experiments only: the certificate then says
 					return flagError(name, "required")
 				}
 			}
+			if err := new(paths).in("--state", stateFile).in("--stream", streamFile).in("--retained", retainedFile).in("--key", keyFile).
+				out("--out", outFile).out("--certificate", certFile).check(); err != nil {
+				return err
+			}
 			state, header, err := readSnapshot(stateFile)
 			if err != nil {
 				return err

@@ -65,6 +65,9 @@ before the oldest deleted sample, plus everything after it).`,
 			if dir == "" {
 				return flagError("store", "required")
 			}
+			if err := new(paths).dataFile("--data", data, &df).in("--header", headerFile).newStore("--store", dir).check(); err != nil {
+				return err
+			}
 			fl := cmd.Flags()
 			if data == "" {
 				if err := onlyWithData(fl, "kind", "d", "lambda"); err != nil {

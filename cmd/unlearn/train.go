@@ -59,6 +59,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			if err := new(paths).in("--stream", in).dataFile("--data", data, &df).out("--out", out).mapping(out, data).check(); err != nil {
+				return err
+			}
 			// As run and decay: τ ≥ 1 and η > 0, never 0 for "default".
 			if tau < 1 {
 				return flagError("tau", "%d must be at least 1", tau)
