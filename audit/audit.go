@@ -238,6 +238,8 @@ func (c Config) resolve() (resolved, error) {
 		return resolved{}, configErr("Delta", c.Delta, "must be in [0, 1)")
 	case !(c.Gamma > 0 && c.Gamma < 1):
 		return resolved{}, configErr("Gamma", c.Gamma, "must be in (0, 1)")
+	case c.Gamma/rateBounds == 0:
+		return resolved{}, configErr("Gamma", c.Gamma, fmt.Sprintf("must be at least %v: each of the %d Clopper–Pearson bounds is at level γ/%d, which must be a positive float64", rateBounds*0x1p-1074, rateBounds, rateBounds))
 	case !(c.SelectionFraction > 0 && c.SelectionFraction < 1):
 		return resolved{}, configErr("SelectionFraction", c.SelectionFraction, "must be in (0, 1)")
 	case c.Trials < 2:

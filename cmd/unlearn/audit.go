@@ -360,6 +360,8 @@ func checkTrials(trials int, gamma, selection float64) error {
 	switch {
 	case !(gamma > 0 && gamma < 1):
 		return flagError("gamma", "%v must be in (0, 1)", gamma)
+	case gamma/4 == 0:
+		return flagError("gamma", "%v must be at least %v: the audit's four Clopper–Pearson bounds are each at level γ/4, which must be a positive float64", gamma, 4*0x1p-1074)
 	case !(selection > 0 && selection < 1):
 		return flagError("selection", "%v must be in (0, 1)", selection)
 	case trials < 2:

@@ -120,6 +120,16 @@ before the oldest deleted sample, plus everything after it).`,
 			if err := cfg.Validate(); err != nil {
 				return configFlagError(err)
 			}
+			from := ""
+			switch {
+			case headerFile != "":
+				from = "--header " + headerFile
+			case data != "" && !fl.Changed("lambda"):
+				from = "--data " + data
+			}
+			if err := firstStepsError(cfg, h, fl.Changed, from); err != nil {
+				return err
+			}
 			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every})
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {

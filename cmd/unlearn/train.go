@@ -99,6 +99,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 				}
 				return configFlagError(err)
 			}
+			if err := firstStepsError(cfg, h.Header, cmd.Flags().Changed, "--stream "+in); err != nil {
+				return err
+			}
 			l, err := olbfgs.Replay(cfg, h.Loss, events)
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
@@ -156,6 +159,9 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cf
 			return fmt.Errorf("--data %s: d: %w", path, err)
 		}
 		return configFlagError(err)
+	}
+	if err := firstStepsError(cfg, hdr, cmd.Flags().Changed, ""); err != nil {
+		return err
 	}
 	loss, err := hdr.Loss()
 	if err != nil {
