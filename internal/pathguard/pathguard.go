@@ -139,7 +139,8 @@ type resolved struct {
 }
 
 // Check returns an *Error for the first output (in the order added) that
-// would write over something it must not, or nil. It reads only file
+// would write over something it must not — of two outputs that name one
+// file, the later — or nil. It reads only file
 // information, the first bytes of existing outputs and the names in the
 // stores' directories; it changes nothing.
 func (f *Files) Check() error {
