@@ -327,6 +327,17 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			// (projection is non-expansive) plus its round-off.
 			step := upBy(p.Constants.StepTerm()+p.RoundOff, 2)
 			out.Allowance = upBy(allowance*step, 2)
+			if k.Kind == unlearn.KindParamOnly && len(d.Ages) > 0 {
+				// The correction's own float error (its n terms summed:
+				// beyond one step's), and, when steps follow, the first of
+				// them starting up to the allowance outside the ball (the
+				// correction is not projected).
+				extra := p.steps.paramOnly(len(d.Ages))
+				if d.Horizon > 0 {
+					extra = upBy(extra+p.steps.roundOff(out.Allowance), 2)
+				}
+				out.Allowance = upBy(out.Allowance+extra, 2)
+			}
 			if r := upBy(out.Recursion+out.Allowance, 2); r < alpha {
 				alpha, out.Binding, out.Why = r, "recursion", ""
 			} else {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,9 +16,14 @@ import (
 // handwritten digits", file formats section, http://yann.lecun.com/exdb/mnist/).
 const (
 	idxUnsignedByte = 0x08
-	// maxIDXDim bounds rows·cols of an image, so that a corrupt header
-	// cannot make us allocate gigabytes per row.
+	// maxIDXDim bounds rows, cols and rows·cols of an image, so that a
+	// corrupt header cannot make us allocate gigabytes per row (each
+	// dimension is checked before the product is formed, which therefore
+	// cannot overflow).
 	maxIDXDim = 1 << 24
+	// idxChunk is the first size of the pixel buffer: it grows as the
+	// first image's bytes arrive (see readImage).
+	idxChunk = 64 << 10
 )
 
 // idxSource reads an IDX image file (u8, 3-D: n × rows × cols) and its
@@ -80,7 +86,7 @@ func openIDX(path string, o Options) (*idxSource, error) {
 			err = &PosError{File: lp, Offset: 4, Err: fmt.Errorf("%d labels for the %d images of %s: %w", ldims[0], dims[0], path, ErrSyntax)}
 		}
 	}
-	if err == nil && dims[1]*dims[2] > maxIDXDim {
+	if err == nil && (dims[1] > maxIDXDim || dims[2] > maxIDXDim || dims[1]*dims[2] > maxIDXDim) {
 		err = &PosError{File: path, Offset: 8, Err: fmt.Errorf("images of %d×%d pixels exceed %d: %w", dims[1], dims[2], maxIDXDim, ErrSyntax)}
 	}
 	if err == nil && dims[1]*dims[2] == 0 {
@@ -93,7 +99,8 @@ func openIDX(path string, o Options) (*idxSource, error) {
 	s.n, s.d = dims[0], dims[1]*dims[2]
 	s.rows, s.cols = dims[1], dims[2]
 	s.imgOff, s.labOff = 16, 8
-	s.pix = make([]byte, s.d)
+	// The pixel buffer is allocated as the first image arrives, never from
+	// the header's word alone (readImage).
 	return s, nil
 }
 
@@ -155,7 +162,7 @@ func (s *idxSource) next() (row, error) {
 				return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: truncated(err, "label", s.i+1, s.n)}
 			}
 		}
-		if n, err := io.ReadFull(s.img, s.pix); err != nil {
+		if n, err := s.readImage(); err != nil {
 			return row{}, &PosError{File: s.imgPath, Offset: s.imgOff + int64(n), Err: truncated(err, "image", s.i+1, s.n)}
 		}
 		off := s.labOff
@@ -177,6 +184,28 @@ func (s *idxSource) next() (row, error) {
 		}
 		return row{id: int64(s.i), x: x, y: y}, nil
 	}
+}
+
+// readImage reads the next image into s.pix. The buffer reaches its full
+// size d only as the first image's bytes arrive (doubling from idxChunk),
+// so a header that declares more pixels than the file holds costs at most
+// twice what the file does hold: every allocation of the reader is bounded
+// by the input it has read. It returns the number of bytes read.
+func (s *idxSource) readImage() (int, error) {
+	if len(s.pix) == s.d {
+		return io.ReadFull(s.img, s.pix)
+	}
+	for len(s.pix) < s.d {
+		n0 := len(s.pix)
+		grow := min(s.d-n0, max(n0, idxChunk))
+		s.pix = slices.Grow(s.pix, grow)[:n0+grow]
+		n, err := io.ReadFull(s.img, s.pix[n0:])
+		if err != nil {
+			s.pix = s.pix[:n0+n]
+			return n0 + n, err
+		}
+	}
+	return s.d, nil
 }
 
 func truncated(err error, what string, k, n int) error {

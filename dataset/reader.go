@@ -413,6 +413,23 @@ func Load(path string, opts Options) (*Dataset, error) {
 	return &Dataset{History: h, Stats: r.Stats(), Mapping: r.Mapping()}, nil
 }
 
+// Files returns the files a read of the data file path with opts opens:
+// path itself and, for IDX, its label file (Options.Labels, or the name
+// derived from the image file's). It is what a command that also writes
+// files must not write over. A format or label file that cannot be told
+// yet is left out (Open reports it).
+func Files(path string, opts Options) []string {
+	out := []string{path}
+	if f, err := opts.format(path); err == nil && f == IDX {
+		if lp, err := labelsPath(path, opts); err == nil {
+			out = append(out, lp)
+		} else if opts.Labels != "" {
+			out = append(out, opts.Labels)
+		}
+	}
+	return out
+}
+
 // MappingFile returns the name of the id mapping file written beside the
 // stream file out: out + ".ids.csv".
 func MappingFile(out string) string { return out + ".ids.csv" }

@@ -163,6 +163,12 @@ func (c Config) Validate() error {
 		return bad("PairMin", "pair curvature min", c.PairMin, "must be positive and finite with the pair guard (PairAngle > 0)")
 	case c.PairAngle > 0 && (!(c.PairMax >= c.PairMin) || math.IsInf(c.PairMax, 0)):
 		return bad("PairMax", "pair curvature max", c.PairMax, "must be finite and at least PairMin with the pair guard (PairAngle > 0)")
+	// Unused without the guard, but a NaN would make the configuration
+	// unequal to itself (Learner.Equal, CopyFrom compare configurations).
+	case !(c.PairMin >= 0) || math.IsInf(c.PairMin, 0):
+		return bad("PairMin", "pair curvature min", c.PairMin, "must be non-negative and finite")
+	case !(c.PairMax >= 0) || math.IsInf(c.PairMax, 0):
+		return bad("PairMax", "pair curvature max", c.PairMax, "must be non-negative and finite")
 	}
 	return nil
 }

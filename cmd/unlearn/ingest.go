@@ -110,6 +110,13 @@ refused inside the store directory.`,
 			if mapping != "" && insideDir(dir, mapping) {
 				return flagError("mapping", "%s is inside the store directory %s, whose files a forget erases; the mapping file is not erased by a forget, so write it elsewhere (or omit --mapping: the store keeps the keys)", mapping, dir)
 			}
+			fs := new(paths).store("--store", dir).dataFile("--data", data, &df).out("--mapping", mapping)
+			for i, name := range files {
+				fs.in(fmt.Sprintf("argument %d", i+1), name)
+			}
+			if err := fs.check(); err != nil {
+				return err
+			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err

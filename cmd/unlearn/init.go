@@ -65,6 +65,9 @@ before the oldest deleted sample, plus everything after it).`,
 			if dir == "" {
 				return flagError("store", "required")
 			}
+			if err := new(paths).dataFile("--data", data, &df).in("--header", headerFile).newStore("--store", dir).check(); err != nil {
+				return err
+			}
 			fl := cmd.Flags()
 			if data == "" {
 				if err := onlyWithData(fl, "kind", "d", "lambda"); err != nil {
@@ -116,6 +119,16 @@ before the oldest deleted sample, plus everything after it).`,
 			certifiable.apply(&cfg)
 			if err := cfg.Validate(); err != nil {
 				return configFlagError(err)
+			}
+			from := ""
+			switch {
+			case headerFile != "":
+				from = "--header " + headerFile
+			case data != "" && !fl.Changed("lambda"):
+				from = "--data " + data
+			}
+			if err := firstStepsError(cfg, h, fl.Changed, from); err != nil {
+				return err
 			}
 			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every})
 			if err != nil {

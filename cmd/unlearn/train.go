@@ -59,6 +59,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			if err := new(paths).in("--stream", in).dataFile("--data", data, &df).out("--out", out).mapping(out, data).check(); err != nil {
+				return err
+			}
 			// As run and decay: τ ≥ 1 and η > 0, never 0 for "default".
 			if tau < 1 {
 				return flagError("tau", "%d must be at least 1", tau)
@@ -95,6 +98,9 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 					return fmt.Errorf("%s: header field \"d\": %w", in, err)
 				}
 				return configFlagError(err)
+			}
+			if err := firstStepsError(cfg, h.Header, cmd.Flags().Changed, "--stream "+in); err != nil {
+				return err
 			}
 			l, err := olbfgs.Replay(cfg, h.Loss, events)
 			if err != nil {
@@ -153,6 +159,9 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cf
 			return fmt.Errorf("--data %s: d: %w", path, err)
 		}
 		return configFlagError(err)
+	}
+	if err := firstStepsError(cfg, hdr, cmd.Flags().Changed, ""); err != nil {
+		return err
 	}
 	loss, err := hdr.Loss()
 	if err != nil {
