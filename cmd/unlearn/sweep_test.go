@@ -144,7 +144,11 @@ func sweepBases() map[string][][]string {
 		"release":  {cat([]string{"--store", "model", "--out", "@", "--certificate", "@", "--no-ledger", "--insecure-seeded", "1"}, eps)},
 		"releases": {{"--store", "model", "--get", "1", "--out", "@"}},
 		"sigma":    {{"--alpha", "1", "--epsilon", "1", "--delta", "1e-5"}},
-		"audit":    {cat([]string{"--stream", "l.jsonl", "--intervention", "noop", "--alpha", "1", "--seeded-noise", "1", "--trials", "100", "--t-del", "20"}, eps), cat([]string{"--store", "model", "--ids", "5", "--seeded-noise", "1", "--trials", "100"}, eps)},
+		"predict":  {cat([]string{"--store", "model", "--out", "@"}, data)},
+		// 256.0.0.1 is no address: serve stops at listening once its flags are accepted.
+		"serve":  {{"--store", "model", "--addr", "256.0.0.1:1", "--key", "certifier.key"}},
+		"verify": {{"--receipt", "r0.json", "--public-key", "certifier.pub", "--nonce", "00", "--ids", "1"}},
+		"audit":  {cat([]string{"--stream", "l.jsonl", "--intervention", "noop", "--alpha", "1", "--seeded-noise", "1", "--trials", "100", "--t-del", "20"}, eps), cat([]string{"--store", "model", "--ids", "5", "--seeded-noise", "1", "--trials", "100"}, eps)},
 	}
 }
 
