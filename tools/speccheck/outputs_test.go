@@ -33,6 +33,9 @@ type outputs struct {
 	manifests    map[string][]byte // unlearn-results/v1
 	evaluations  map[string][]byte // unlearn-evaluation/v1
 	predictions  map[string][]byte // unlearn predict --json, JSON Lines
+	receipts     map[string][]byte // unlearn-receipt/v1 envelopes, by path
+	// receiptPayloads are the receipts the envelopes carry, by path.
+	receiptPayloads map[string][]byte
 	// key signed some certificates and the ledgers; publicKey verifies
 	// them.
 	key       *sign.Secret
@@ -194,6 +197,9 @@ func makeOutputs() (*outputs, error) {
 	if o.accountants["spent"], err = json.Marshal(acc); err != nil {
 		return nil, err
 	}
+	if err := addReceipts(o); err != nil {
+		return nil, err
+	}
 	return o, nil
 }
 
@@ -216,6 +222,7 @@ func TestDumpOutputs(t *testing.T) {
 		"certificate": o.certificates, "release": o.releases, "ledger": o.ledgers,
 		"key": o.keys, "accountant": o.accountants, "manifest": o.manifests,
 		"evaluation": o.evaluations, "predictions": o.predictions,
+		"receipt": o.receipts, "receipt-payload": o.receiptPayloads,
 	} {
 		for name, b := range m {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))

@@ -68,7 +68,7 @@ func formats() []format {
 		}
 	}
 	readStream := func(_ *outputs, doc []byte) error { _, err := stream.Read(bytes.NewReader(doc)); return err }
-	return []format{
+	return append([]format{
 		{
 			name: "stream header", schema: "olbfgs-stream-v1.header.schema.json",
 			docs:      streamDocs("quadratic", "logistic", "quadratic-deletes"),
@@ -358,7 +358,7 @@ func formats() []format {
 				{"exceeded", "spent", editDoc(set("spent/exceeded", true)), true},
 			},
 		},
-	}
+	}, receiptFormats()...)
 }
 
 // compile compiles a schema of docs/schemas (with an optional fragment),
