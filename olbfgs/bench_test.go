@@ -315,3 +315,79 @@ func BenchmarkSparseTraining(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkStepOptions is issue 20's speed target: a step with every
+// option on (intercept, standardization, averaging, a decaying step,
+// progressive statistics; allOptions) against the paper's step, at
+// d = 784 dense (Fashion-MNIST's size, τ = 10) and at d = 100000 sparse
+// (nnz = 20, τ = 10, issue #12's events), the memory full before timing.
+// The two learners step alternately inside one loop, each on its own
+// copy of the same events, so that the ratio x-paper (options ÷ paper;
+// the target is ≤ 1.3) is robust to a shared machine's swings.
+//
+//	go test ./olbfgs -run '^$' -bench StepOptions -count 5
+func BenchmarkStepOptions(b *testing.B) {
+	type source func() stream.Event
+	dense := func(d int) source {
+		_, _, events := logisticStream(b, 3, d, 200)
+		i := 0
+		return func() stream.Event {
+			e := events[i%len(events)]
+			e.ID = int64(i + 1)
+			i++
+			return e
+		}
+	}
+	sparse := func(d int) source {
+		g := newSparseEvents(1, d, 20)
+		return g.next
+	}
+	for _, sz := range []struct {
+		name string
+		d    int
+		src  func(int) source
+	}{{"d=784", 784, dense}, {"d=100000/sparse", 100000, sparse}} {
+		b.Run(sz.name, func(b *testing.B) {
+			loss, err := stream.NewLogistic(sz.d, 0.05)
+			if err != nil {
+				b.Fatal(err)
+			}
+			paper, err := New(DefaultConfig(sz.d), loss)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all, err := New(allOptions(DefaultConfig(sz.d)), loss)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pa, al := sz.src(sz.d), sz.src(sz.d)
+			for range 40 {
+				if err := paper.Step(pa()); err != nil {
+					b.Fatal(err)
+				}
+				if err := all.Step(al()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			var tp, ta time.Duration
+			b.ReportAllocs()
+			for b.Loop() {
+				t0 := time.Now()
+				if err := paper.Step(pa()); err != nil {
+					b.Fatal(err)
+				}
+				t1 := time.Now()
+				if err := all.Step(al()); err != nil {
+					b.Fatal(err)
+				}
+				t2 := time.Now()
+				tp += t1.Sub(t0)
+				ta += t2.Sub(t1)
+			}
+			n := float64(b.N)
+			b.ReportMetric(float64(tp.Nanoseconds())/n/1e3, "µs/paper-step")
+			b.ReportMetric(float64(ta.Nanoseconds())/n/1e3, "µs/options-step")
+			b.ReportMetric(float64(ta)/float64(tp), "x-paper")
+		})
+	}
+}

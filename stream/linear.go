@@ -79,3 +79,10 @@ func Dot4(a, b []float64) float64 {
 	}
 	return (s0 + s1) + (s2 + s3)
 }
+
+// SparseDot4 is [Dot4] of the sparse vector (idx, v) — v[i] at index
+// idx[i], zero elsewhere — and the dense w: each nonzero product goes into
+// the partial sum s_{j mod 4} of its index j, in increasing j, as Dot4
+// adds it, so the result is Dot4 of the dense vector up to the sign of a
+// zero sum. It panics if an index is outside w.
+func SparseDot4(idx []int32, v, w []float64) float64 { return sparseDot4(idx, v, w) }

@@ -1,0 +1,135 @@
+package olbfgs
+
+import (
+	"fmt"
+	"slices"
+
+	"unlearn/stream"
+)
+
+// Outputs returns the number of scores per sample: K for a multinomial
+// loss, 1 for every other.
+func (l *Learner) Outputs() int { return l.cfg.outputs() }
+
+// Scores stores in dst the Outputs() raw scores of the raw sample z under
+// the learner's deployed parameters ([Learner.Deployed]: the average when
+// Config.Average has begun) with the state's preprocessing applied:
+//
+//	u_k = Σ_j w_kj·x̃_j + b_k,   x̃_j = (x_j − m_j)·(1/s_j)  (Config.Standardize; else x_j),
+//
+// b_k the intercept (Config.Intercept; else 0), the sum a [stream.Dot4]
+// in increasing j. A logistic model predicts +1 when u_0 ≥ 0 (probability
+// σ(u_0)); a multinomial one the class of the largest score (probabilities
+// softmax(u)); a regression predicts u_0 ([stream.Linear.Predict] and
+// Link say the same). z.S is not read.
+//
+// A sparse z gives the bits of its dense form (with standardization the
+// sum runs over every feature, O(d); without it over z's nonzeros). Scores
+// does not allocate; it keeps 1/s_j of the current statistics in a cache,
+// so it is not safe for concurrent use (see [Learner.Scorer]). It panics
+// if len(dst) ≠ Outputs() or z does not have dimension d.
+func (l *Learner) Scores(dst []float64, z stream.Sample) {
+	o := &l.opt
+	var inv []float64
+	if l.cfg.Standardize {
+		if !o.scoreOK || o.scoreN != o.n {
+			fillInv(o.scoreInv, o.m2, o.n)
+			o.scoreN, o.scoreOK = o.n, true
+		}
+		inv = o.scoreInv
+	}
+	scoreWith(dst, l.Deployed(), o.mean, inv, l.cfg, z)
+}
+
+// fillInv stores 1/s_j of the statistics (M2, n) in inv (zeros for n = 0).
+func fillInv(inv, m2 []float64, n int) {
+	if n == 0 {
+		clear(inv)
+		return
+	}
+	rn := 1 / float64(n)
+	for j, q := range m2 {
+		inv[j] = invStd(q, rn)
+	}
+}
+
+// scoreWith computes the scores of z for the parameters w and, with
+// standardization (inv not nil), the means and inverse deviations.
+func scoreWith(dst, w, mean, inv []float64, c Config, z stream.Sample) {
+	d, r := c.Dim, c.stride()
+	if len(dst) != c.outputs() || !z.FitsDim(d) {
+		panic(fmt.Sprintf("olbfgs: Scores: len(dst) = %d, want %d; payload of dimension %d", len(dst), c.outputs(), d))
+	}
+	for k := range dst {
+		wk := w[k*r : k*r+d]
+		var u float64
+		switch {
+		case inv != nil:
+			u = standardizedDot(wk, mean, inv, z)
+		case z.Idx != nil:
+			u = stream.SparseDot4(z.Idx, z.V, wk)
+		default:
+			u = stream.Dot4(z.V, wk)
+		}
+		if c.Intercept {
+			u += w[k*r+d]
+		}
+		dst[k] = u
+	}
+}
+
+// standardizedDot returns Dot4(x̃, w) with x̃_j = (x_j − m_j)·v_j formed on
+// the fly (the bits of forming x̃ first), for a dense or sparse z.
+func standardizedDot(w, mean, inv []float64, z stream.Sample) float64 {
+	var s [4]float64
+	if z.Idx == nil {
+		x := z.V[:len(w)]
+		for j, wj := range w {
+			s[j&3] += float64(wj * float64((x[j]-mean[j])*inv[j]))
+		}
+		return (s[0] + s[1]) + (s[2] + s[3])
+	}
+	k := 0
+	for j, wj := range w {
+		var xj float64
+		if k < len(z.Idx) && int(z.Idx[k]) == j {
+			xj = z.V[k]
+			k++
+		}
+		s[j&3] += float64(wj * float64((xj-mean[j])*inv[j]))
+	}
+	return (s[0] + s[1]) + (s[2] + s[3])
+}
+
+// Scorer applies one state of a learner to raw samples: the deployed
+// parameters and the preprocessing, copied when it was made ([Learner.Scorer]),
+// so that later steps of the learner do not change it. It is safe for
+// concurrent use and its Scores does not allocate; it computes the same
+// bits as the learner's Scores did when it was made.
+type Scorer struct {
+	cfg       Config
+	w         []float64
+	mean, inv []float64
+}
+
+// Scorer returns a Scorer of the learner's current state.
+func (l *Learner) Scorer() *Scorer {
+	s := &Scorer{cfg: l.cfg, w: slices.Clone(l.Deployed())}
+	if l.cfg.Standardize {
+		s.mean = slices.Clone(l.opt.mean)
+		s.inv = make([]float64, len(s.mean))
+		fillInv(s.inv, l.opt.m2, l.opt.n)
+	}
+	return s
+}
+
+// Outputs returns the number of scores per sample.
+func (s *Scorer) Outputs() int { return s.cfg.outputs() }
+
+// Dim returns the feature dimension d of the samples it scores.
+func (s *Scorer) Dim() int { return s.cfg.Dim }
+
+// Scores is [Learner.Scores] of the state the Scorer was made from.
+func (s *Scorer) Scores(dst []float64, z stream.Sample) {
+	scoreWith(dst, s.w, s.mean, s.inv, s.cfg, z)
+}
