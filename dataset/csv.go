@@ -41,7 +41,7 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &csvSource{path: path, closeF: closeF, id: -1, lab: labeler{kind: o.kind(), classes: o.Classes},
+	s := &csvSource{path: path, closeF: closeF, id: -1, lab: newLabeler(o),
 		seenInt: map[int64]int{}, seenStr: map[string]int{}}
 	br := bufio.NewReader(rd)
 	for s.skipped < o.SkipLines {

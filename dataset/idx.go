@@ -54,7 +54,7 @@ func openIDX(path string, o Options) (*idxSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: labeler{kind: o.kind(), classes: o.Classes}}
+	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: newLabeler(o)}
 	if s.scale == 0 {
 		s.scale = DefaultIDXScale
 	}

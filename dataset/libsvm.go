@@ -39,7 +39,7 @@ func openLIBSVM(path string, o Options, d int, scan bool) (*svmSource, error) {
 		return nil, err
 	}
 	return &svmSource{path: path, closeF: closeF, br: bufio.NewReaderSize(rd, 64<<10), d: d, scan: scan, sparse: o.Sparse,
-		lab: labeler{kind: o.kind(), classes: o.Classes}}, nil
+		lab: newLabeler(o)}, nil
 }
 
 // scanLIBSVM reads the whole file once, checking its syntax, and returns

@@ -125,6 +125,14 @@ type Config struct {
 	// (a burn-in, ≥ 0). Ignored without Average. Defaults to 0: the average
 	// of every iterate.
 	AverageStart int
+	// Damping is δ ≥ 0: every curvature pair is formed with
+	// y = ∇ℓ_z(w⁺) − ∇ℓ_z(w) + δ·s (δ·s rounded before the addition), the
+	// λ ≥ 0 of Schraudolph, Yu & Günter's o-BFGS (2007), which bounds the
+	// pair's curvature sᵀy/‖s‖² below by δ: a sample whose loss is
+	// saturated (a confident logistic margin) has a curvature near λ, and
+	// without damping its pair makes the inverse-Hessian scale 1/λ and the
+	// next steps huge. Defaults to 0: the paper's pairs.
+	Damping float64
 	// StepDecay is a ≥ 0 of the step-size schedule
 	// η_t = η·(1 + a·η·t)^(−c), t the number of inserts before the step
 	// (Bottou 2012, "Stochastic Gradient Descent Tricks", §5.2 for c = 1;
@@ -147,7 +155,7 @@ type Config struct {
 // snapshot of it is in format v2 (SnapshotFormatV2).
 func (c Config) HasOptions() bool {
 	return c.Outputs != 0 || c.Intercept || c.RidgeIntercept || c.Standardize || c.Average || c.AverageStart != 0 ||
-		c.StepDecay != 0 || c.StepPower != 0 || c.Progress
+		c.Damping != 0 || c.StepDecay != 0 || c.StepPower != 0 || c.Progress
 }
 
 // Affine reports whether the learner forms its scores itself (Intercept or
@@ -320,6 +328,8 @@ func (c Config) Validate() error {
 		return bad("AverageStart", "averaging start", c.AverageStart, "must be non-negative")
 	case c.AverageStart != 0 && !c.Average:
 		return bad("AverageStart", "averaging start", c.AverageStart, "needs Average")
+	case !(c.Damping >= 0) || math.IsInf(c.Damping, 0):
+		return bad("Damping", "delta", c.Damping, "must be non-negative and finite (0: no damping)")
 	case !(c.StepDecay >= 0) || math.IsInf(c.StepDecay, 0):
 		return bad("StepDecay", "a", c.StepDecay, "must be non-negative and finite (0: constant step)")
 	case c.StepPower != 0 && c.StepDecay == 0:

@@ -171,6 +171,6 @@ func regressionStream(t testing.TB, seed uint64, d, n int) (*stream.Regression, 
 // progressive statistics.
 func allOptions(c Config) Config {
 	c.Intercept, c.Standardize, c.Average, c.AverageStart, c.Progress = true, true, true, 5, true
-	c.StepDecay, c.StepPower = 0.01, 0.75
+	c.StepDecay, c.StepPower, c.Damping = 0.01, 0.75, 2
 	return c
 }

@@ -254,6 +254,11 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	for i, g := range l.g {
 		l.y[i] = l.gNew[i] - g
 	}
+	if delta := l.cfg.Damping; delta > 0 {
+		for i, s := range l.s {
+			l.y[i] += float64(delta * s)
+		}
+	}
 	sy := floats.Dot(l.s, l.y)
 	accept := sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0)
 	if accept && l.cfg.Guarded() {

@@ -31,6 +31,9 @@ func optionSet(rt *rapid.T, c Config) Config {
 		c.StepPower = rapid.SampledFrom([]float64{0, 0.5, 0.75, 1}).Draw(rt, "step power")
 	}
 	c.Progress = rapid.Bool().Draw(rt, "progress")
+	if rapid.Bool().Draw(rt, "damping") {
+		c.Damping = 3
+	}
 	return c
 }
 
