@@ -127,11 +127,12 @@ type Config struct {
 	AverageStart int
 	// Damping is δ ≥ 0: every curvature pair is formed with
 	// y = ∇ℓ_z(w⁺) − ∇ℓ_z(w) + δ·s (δ·s rounded before the addition), the
-	// λ ≥ 0 of Schraudolph, Yu & Günter's o-BFGS (2007), which bounds the
-	// pair's curvature sᵀy/‖s‖² below by δ: a sample whose loss is
+	// λ ≥ 0 of Schraudolph, Yu & Günter's o-BFGS (2007). It bounds a pair's
+	// curvature sᵀy/‖s‖² below by δ, and so the inverse-Hessian scale
+	// γ = sᵀy/yᵀy of the newest pair above by 1/δ: a sample whose loss is
 	// saturated (a confident logistic margin) has a curvature near λ, and
-	// without damping its pair makes the inverse-Hessian scale 1/λ and the
-	// next steps huge. Defaults to 0: the paper's pairs.
+	// without damping its pair makes γ ≈ 1/λ and the next steps huge.
+	// Defaults to 0: the paper's pairs.
 	Damping float64
 	// StepDecay is a ≥ 0 of the step-size schedule
 	// η_t = η·(1 + a·η·t)^(−c), t the number of inserts before the step
@@ -338,4 +339,38 @@ func (c Config) Validate() error {
 		return bad("StepPower", "c", c.StepPower, "must be in (0, 1] (0: 1)")
 	}
 	return nil
+}
+
+// The practitioner's profile (docs/spec.md §2.1, "Profiles"): the options
+// and defaults that train a model worth deploying on raw features without
+// tuning — measured on Fashion-MNIST's raw pixels (two and ten classes)
+// and scikit-learn's breast-cancer CSV (docs/results-real.md).
+const (
+	// PractitionerStepSize is the profile's η.
+	PractitionerStepSize = 0.1
+	// PractitionerDamping is the profile's pair damping δ.
+	PractitionerDamping = 10
+	// PractitionerStepPower is the profile's schedule exponent c = 3/4
+	// (Xu 2011; Bottou 2012, §5.3, for averaged SGD).
+	PractitionerStepPower = 0.75
+	// PractitionerLambda is the ridge λ the profile recommends for a data
+	// set's loss (the CLI's --lambda default under --profile practitioner).
+	PractitionerLambda = 3e-3
+)
+
+// Practitioner returns c with the practitioner's profile on: an intercept
+// (not regularized), online standardization, Polyak–Ruppert averaging of
+// every iterate, pair damping δ = PractitionerDamping, the step
+// η = PractitionerStepSize decaying as η_t = η·(1 + λ·η·t)^(−3/4) (the
+// schedule of averaged SGD with a = λ, the loss's ridge), and progressive
+// statistics. The other fields (τ, γ0, the certifiable options) are kept.
+func (c Config) Practitioner(lambda float64) Config {
+	c.Intercept, c.RidgeIntercept, c.Standardize = true, false, true
+	c.Average, c.AverageStart, c.Progress = true, 0, true
+	c.Damping, c.StepSize = PractitionerDamping, PractitionerStepSize
+	c.StepDecay, c.StepPower = 0, 0
+	if lambda > 0 {
+		c.StepDecay, c.StepPower = lambda, PractitionerStepPower
+	}
+	return c
 }

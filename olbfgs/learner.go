@@ -63,19 +63,10 @@ type lastStep struct {
 // error wrapping ErrConfig if cfg is invalid or its dimension differs from
 // the loss's.
 func New(cfg Config, loss stream.Loss) (*Learner, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateFor(loss); err != nil {
 		return nil, err
 	}
-	if loss == nil {
-		return nil, fmt.Errorf("%w: nil loss", ErrConfig)
-	}
-	if loss.Dim() != cfg.Dim {
-		return nil, fmt.Errorf("%w: Dim = %d but the loss has dimension %d", ErrConfig, cfg.Dim, loss.Dim())
-	}
-	lin, err := checkOptions(cfg, loss)
-	if err != nil {
-		return nil, err
-	}
+	lin, _ := loss.(stream.Linear)
 	d := cfg.ParamDim()
 	buf := make([]float64, 7*d)
 	l := &Learner{

@@ -54,10 +54,27 @@ type pendingProgress struct {
 	predicted, labelClass int
 }
 
+// ValidateFor is Validate, and checks that the configuration fits the loss:
+// its dimension d, its number of outputs (Outputs), and a linear model's
+// loss (stream.Linear) for Intercept, Standardize and Progress. It is what
+// New checks before it allocates. Errors wrap ErrConfig (a *ConfigError
+// for a field of c).
+func (c Config) ValidateFor(loss stream.Loss) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	if loss == nil {
+		return fmt.Errorf("%w: nil loss", ErrConfig)
+	}
+	if loss.Dim() != c.Dim {
+		return fmt.Errorf("%w: Dim = %d but the loss has dimension %d", ErrConfig, c.Dim, loss.Dim())
+	}
+	return checkOptions(c, loss)
+}
+
 // checkOptions checks that the loss supports the options of cfg and that
-// cfg.Outputs is the loss's number of outputs; it returns the loss as a
-// stream.Linear when it is one.
-func checkOptions(cfg Config, loss stream.Loss) (stream.Linear, error) {
+// cfg.Outputs is the loss's number of outputs.
+func checkOptions(cfg Config, loss stream.Loss) error {
 	lin, _ := loss.(stream.Linear)
 	k := stream.Outputs(loss)
 	want := 0
@@ -65,7 +82,7 @@ func checkOptions(cfg Config, loss stream.Loss) (stream.Linear, error) {
 		want = k
 	}
 	if cfg.Outputs != want {
-		return nil, &ConfigError{Field: "Outputs", Symbol: "K", Value: cfg.Outputs,
+		return &ConfigError{Field: "Outputs", Symbol: "K", Value: cfg.Outputs,
 			Want: fmt.Sprintf("must be %d for a %s loss with %d outputs (Config.ForLoss sets it)", want, loss.Kind(), k)}
 	}
 	if lin == nil {
@@ -74,12 +91,12 @@ func checkOptions(cfg Config, loss stream.Loss) (stream.Linear, error) {
 			field string
 		}{{cfg.Intercept, "Intercept"}, {cfg.Standardize, "Standardize"}, {cfg.Progress, "Progress"}} {
 			if o.on {
-				return nil, &ConfigError{Field: o.field, Symbol: o.field, Value: true,
+				return &ConfigError{Field: o.field, Symbol: o.field, Value: true,
 					Want: fmt.Sprintf("needs a linear model's loss (logistic, regression or multinomial), not %s", loss.Kind())}
 			}
 		}
 	}
-	return lin, nil
+	return nil
 }
 
 // newOptState allocates the options' state for cfg.
