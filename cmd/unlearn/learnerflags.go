@@ -24,20 +24,25 @@ const (
 // practitioner's options and the profile they start from. A flag given on
 // the command line always wins over the profile.
 type learnerFlags struct {
-	profile                            string
-	tau, averageStart                  int
-	eta, gamma0, curvatureTol          float64
-	damping, stepDecay, stepPower      float64
-	intercept, ridgeIntercept          bool
-	standardize, average, progress     bool
-	certifiable                        certifiableFlags
+	profile                        string
+	tau, averageStart              int
+	eta, gamma0, curvatureTol      float64
+	damping, stepDecay, stepPower  float64
+	intercept, ridgeIntercept      bool
+	standardize, average, progress bool
+	certifiable                    certifiableFlags
+	// etaGrid, set before register, leaves --eta out (tune's --etas gives
+	// the step sizes) and makes config take eta as given.
+	etaGrid bool
 }
 
 func (lf *learnerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.profile, "profile", profilePaper, "learner profile: paper (the paper's o-LBFGS: constant η, last iterate, raw features) or practitioner "+
 		"(an intercept, standardized features, averaged iterates, damped pairs, a decaying step and progressive statistics, with defaults that need no tuning; docs/data.md); the flags below override it")
 	f.IntVar(&lf.tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
-	f.Float64Var(&lf.eta, "eta", olbfgs.DefaultStepSize, "step size η (the practitioner profile: 0.1)")
+	if !lf.etaGrid {
+		f.Float64Var(&lf.eta, "eta", olbfgs.DefaultStepSize, "step size η (the practitioner profile: 0.1)")
+	}
 	f.Float64Var(&lf.gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
 	f.Float64Var(&lf.curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.BoolVar(&lf.intercept, "intercept", false, "learn an intercept (bias) per output, not regularized (practitioner: on)")
@@ -109,7 +114,7 @@ func (lf *learnerFlags) config(fl *pflag.FlagSet, h stream.Header) (olbfgs.Confi
 			return olbfgs.Config{}, flagError("profile", "practitioner: a quadratic stream has no features to standardize and no intercept; use the paper profile (with --average or --step-decay if wanted)")
 		}
 		cfg = cfg.Practitioner(h.Lambda)
-		if fl.Changed("eta") {
+		if lf.etaGrid || fl.Changed("eta") {
 			cfg.StepSize = lf.eta
 		}
 	}

@@ -60,6 +60,9 @@ per pair on one core.`,
 			if data == "" {
 				return flagError("data", "required: the data set to tune on")
 			}
+			if len(etas) > 0 {
+				lf.eta = etas[0] // every η is checked with the grid below
+			}
 			if err := lf.check(); err != nil {
 				return err
 			}
@@ -124,9 +127,6 @@ per pair on one core.`,
 				}
 				for _, eta := range etas {
 					lf.eta = eta
-					if err := fl.Set("eta", fmt.Sprint(eta)); err != nil {
-						return err
-					}
 					cfg, err := lf.config(fl, h)
 					if err != nil {
 						return configFlagError(err)
@@ -167,8 +167,8 @@ per pair on one core.`,
 	f.Float64SliceVar(&lambdas, "lambdas", []float64{1e-4, 1e-3, 3e-3, 1e-2}, "the ridge weights λ to try")
 	f.Float64Var(&holdout, "holdout", tuneDefaultHoldout, "the share of the rows held out (the last ones of the seeded order)")
 	f.BoolVar(&asJSON, "json", false, "print the grid and the pick as JSON")
+	lf.etaGrid = true // --etas gives the step sizes
 	lf.register(f)
-	f.Lookup("eta").Hidden = true // --etas gives the grid
 	df.keys = "string ids are mapped to row numbers; no mapping is written"
 	df.add(f, withShuffle|withLimit)
 	f.Lookup("limit").Usage = "use only the first N rows of the seeded order (default 10000; 0: all)"
