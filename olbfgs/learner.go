@@ -201,28 +201,16 @@ func (l *Learner) Step(e stream.Event) error {
 	return nil
 }
 
-// insert is the o-LBFGS update for one sample. With the options of spec
-// §2.1 it is the same update of the model the options define — features
-// x̃ from the statistics that include z, scores with an intercept, the
-// scheduled step η_t — followed by the options' own updates, which are
-// committed only when the step succeeds.
+// insert is the o-LBFGS update for one sample (spec §2); a learner with
+// options takes insertOptions (spec §2.1) instead.
 func (l *Learner) insert(id int64, z stream.Sample) error {
+	if l.cfg.HasOptions() {
+		return l.insertOptions(id, z)
+	}
 	eta := l.cfg.StepSize
-	var x []float64 // the features the affine path's gradients see
-	switch {
-	case l.cfg.Affine():
-		x = l.prepare(z)
-		l.affineGrad(l.g, l.w, x, z.S)
-		l.mem.Apply(l.p, l.g)
-	case !l.cachedDirection(z):
+	if !l.cachedDirection(z) {
 		l.loss.Grad(l.g, l.w, z)
 		l.mem.Apply(l.p, l.g)
-	}
-	if l.cfg.HasOptions() {
-		eta = l.cfg.StepAt(l.opt.inserts)
-		if l.cfg.Progress {
-			l.scoreProgress(x, z)
-		}
 	}
 	l.dirOK = false // w changes below (or the step fails and nothing is kept)
 	for i, w := range l.w {
@@ -237,19 +225,19 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	for i, w := range l.w {
 		l.s[i] = l.wNew[i] - w
 	}
-	if x != nil {
-		l.affineGrad(l.gNew, l.wNew, x, z.S)
-	} else {
-		l.loss.Grad(l.gNew, l.wNew, z)
-	}
+	l.loss.Grad(l.gNew, l.wNew, z)
 	for i, g := range l.g {
 		l.y[i] = l.gNew[i] - g
 	}
-	if delta := l.cfg.Damping; delta > 0 {
-		for i, s := range l.s {
-			l.y[i] += float64(delta * s)
-		}
-	}
+	l.pushPair(id)
+	copy(l.w, l.wNew)
+	return nil
+}
+
+// pushPair applies the curvature guard (and the pair guard of a guarded
+// learner) to the pair (s, y) in the scratch and pushes it with source
+// {id}, or counts it as skipped.
+func (l *Learner) pushPair(id int64) {
 	sy := floats.Dot(l.s, l.y)
 	accept := sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0)
 	if accept && l.cfg.Guarded() {
@@ -260,11 +248,6 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	} else {
 		l.skipped++
 	}
-	copy(l.w, l.wNew)
-	if l.cfg.HasOptions() {
-		l.commitOptions()
-	}
-	return nil
 }
 
 // Direction stores the quasi-Newton direction −H_Z ∇ℓ_z(w) for sample z at

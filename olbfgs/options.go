@@ -232,28 +232,9 @@ func welford(x, m, q, rn float64, nm, nq *float64) float64 {
 // each product rounded before it is added.
 func (l *Learner) affineGrad(dst, w, x []float64, y float64) {
 	o := &l.opt
-	d, r := l.cfg.Dim, l.cfg.stride()
-	lam := l.lin.Lambda()
-	for k := range o.u {
-		o.u[k] = stream.Dot4(x, w[k*r:k*r+d])
-		if l.cfg.Intercept {
-			o.u[k] += w[k*r+d]
-		}
-	}
+	l.affineScores(o.u, w, x)
 	l.lin.Link(o.c, o.u, y)
-	for k, ck := range o.c {
-		row, wk := dst[k*r:k*r+d], w[k*r:k*r+d]
-		for j, xj := range x {
-			row[j] = float64(ck*xj) + float64(lam*wk[j])
-		}
-		if l.cfg.Intercept {
-			if l.cfg.RidgeIntercept {
-				dst[k*r+d] = ck + float64(lam*w[k*r+d])
-			} else {
-				dst[k*r+d] = ck
-			}
-		}
-	}
+	l.affineGradFrom(dst, w, x, o.c)
 }
 
 // averaging reports whether the average is the deployed iterate.
@@ -295,34 +276,6 @@ func (l *Learner) Standardization() (n int, mean, std []float64) {
 	return l.opt.n, slices.Clone(l.opt.mean), std
 }
 
-// scoreProgress scores the insert of z before its step with the deployed
-// parameters and records its contribution to Progress as pending. x is
-// the affine path's features (opt.u then holds the scores at w), or nil.
-func (l *Learner) scoreProgress(x []float64, z stream.Sample) {
-	o := &l.opt
-	u := o.u
-	switch {
-	case l.averaging() && x != nil:
-		l.affineScores(o.ub, o.avg, x)
-		u = o.ub
-	case l.averaging():
-		rawScores(o.ub, o.avg, z, l.cfg.Dim)
-		u = o.ub
-	case x == nil:
-		rawScores(o.u, l.w, z, l.cfg.Dim)
-	}
-	pp := pendingProgress{ok: true}
-	if pred, ok := l.lin.Predict(u); ok {
-		pp.correct = pred == z.S
-		pp.predicted, _ = l.lin.Class(pred)
-		pp.labelClass, _ = l.lin.Class(z.S)
-	}
-	pp.loss = clampLoss(l.lin.Link(o.c, u, z.S))
-	clear(o.c) // the zero model's scores
-	pp.zeroLoss = clampLoss(l.lin.Link(o.c, o.c, z.S))
-	o.pending = pp
-}
-
 // clampLoss maps a progressive loss into [0, MaxFloat64] (NaN, from
 // overflowing scores, to MaxFloat64), so that the statistics stay finite
 // and a diverged learner can still be saved.
@@ -354,35 +307,6 @@ func rawScores(dst, w []float64, z stream.Sample, d int) {
 		} else {
 			dst[k] = stream.Dot4(z.V, wk)
 		}
-	}
-}
-
-// commitOptions makes the options' updates of a successful insert: the
-// insert count, the statistics of prepare, the average with the new w, and
-// the pending progress.
-func (l *Learner) commitOptions() {
-	o := &l.opt
-	o.inserts++
-	if l.cfg.Standardize {
-		o.mean, o.nextMean = o.nextMean, o.mean
-		o.m2, o.nextM2 = o.nextM2, o.m2
-		o.n++
-		o.scoreOK = false
-	}
-	if l.cfg.Average && o.inserts > l.cfg.AverageStart {
-		o.avgN++
-		if o.avgN == 1 {
-			copy(o.avg, l.w)
-		} else {
-			rk := 1 / float64(o.avgN)
-			for i, w := range l.w {
-				o.avg[i] += float64((w - o.avg[i]) * rk)
-			}
-		}
-	}
-	if o.pending.ok {
-		o.prog.add(o.pending)
-		o.pending = pendingProgress{}
 	}
 }
 

@@ -81,14 +81,31 @@ func scoreWith(dst, w, mean, inv []float64, c Config, z stream.Sample) {
 // standardizedDot returns Dot4(x̃, w) with x̃_j = (x_j − m_j)·v_j formed on
 // the fly (the bits of forming x̃ first), for a dense or sparse z.
 func standardizedDot(w, mean, inv []float64, z stream.Sample) float64 {
-	var s [4]float64
 	if z.Idx == nil {
-		x := z.V[:len(w)]
-		for j, wj := range w {
-			s[j&3] += float64(wj * float64((x[j]-mean[j])*inv[j]))
+		n := len(w)
+		x, mean, inv := z.V[:n], mean[:n], inv[:n]
+		var s0, s1, s2, s3 float64
+		j := 0
+		for ; j+4 <= n; j += 4 {
+			s0 += float64(w[j] * float64((x[j]-mean[j])*inv[j]))
+			s1 += float64(w[j+1] * float64((x[j+1]-mean[j+1])*inv[j+1]))
+			s2 += float64(w[j+2] * float64((x[j+2]-mean[j+2])*inv[j+2]))
+			s3 += float64(w[j+3] * float64((x[j+3]-mean[j+3])*inv[j+3]))
 		}
-		return (s[0] + s[1]) + (s[2] + s[3])
+		for r := 0; j < n; j, r = j+1, r+1 {
+			p := float64(w[j] * float64((x[j]-mean[j])*inv[j]))
+			switch r {
+			case 0:
+				s0 += p
+			case 1:
+				s1 += p
+			default:
+				s2 += p
+			}
+		}
+		return (s0 + s1) + (s2 + s3)
 	}
+	var s [4]float64
 	k := 0
 	for j, wj := range w {
 		var xj float64
