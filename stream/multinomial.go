@@ -121,7 +121,8 @@ func (m *Multinomial) Link(dst, u []float64, y float64) float64 {
 }
 
 // softmaxLink stores softmax(u) − e_c in dst (which may be u) and returns
-// (max u − u_c) + log Σ_k exp(u_k − max u).
+// (max u − u_c) + log Σ_k exp(u_k − max u): Softmax's probabilities, bit
+// for bit, minus the indicator.
 func softmaxLink(dst, u []float64, c int) float64 {
 	mx := u[0]
 	for _, v := range u[1:] {
@@ -236,4 +237,27 @@ func (m *Multinomial) CheckSample(z Sample) (string, error) {
 		return "y", fmt.Errorf("y = %v is not a class index in {0, …, %d}: %w", y, m.k-1, ErrInvalidValue)
 	}
 	return "", nil
+}
+
+// Softmax stores softmax(u)_k = exp(u_k − m)/Σ_i exp(u_i − m), m = max u, in
+// dst (which may be u): the class probabilities of multinomial scores,
+// computed without overflow as the loss computes them. It panics if the
+// lengths differ or u is empty.
+func Softmax(dst, u []float64) {
+	if len(dst) != len(u) || len(u) == 0 {
+		panic("stream: Softmax: dimension mismatch")
+	}
+	mx := u[0]
+	for _, v := range u[1:] {
+		mx = math.Max(mx, v)
+	}
+	var sum float64
+	for k, v := range u {
+		e := math.Exp(v - mx)
+		dst[k] = e
+		sum += e
+	}
+	for k := range dst {
+		dst[k] /= sum
+	}
 }

@@ -358,3 +358,19 @@ func BenchmarkMultinomialGrad(b *testing.B) {
 		})
 	}
 }
+
+func TestSoftmax(t *testing.T) {
+	u := []float64{1000, 0, -1000, 999}
+	p := make([]float64, 4)
+	Softmax(p, u)
+	assert.InDelta(t, 1, p[0]+p[1]+p[2]+p[3], 1e-15)
+	assert.InDelta(t, 1/(1+math.Exp(-1)), p[0], 1e-15, "e^0/(e^0 + e^-1)")
+	assert.Equal(t, 0.0, p[2])
+	// Link's p − e_y is Softmax's p minus the indicator: the same bits off
+	// the label's class.
+	c := make([]float64, 4)
+	m, _ := NewMultinomial(1, 4, 0)
+	m.Link(c, u, 3)
+	assert.Equal(t, p[:3], c[:3])
+	assert.Equal(t, p[3]-1, c[3])
+}
