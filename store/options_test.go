@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -165,4 +166,20 @@ func TestStoreKeepsOptions(t *testing.T) {
 	defer p.Close()
 	require.NoError(t, p.db.QueryRow(`SELECT value FROM meta WHERE key = 'learner'`).Scan(&lj))
 	require.Equal(t, `{"d":2,"tau":3,"eta":0.1,"gamma0":1,"curvature_tol":1e-10}`, lj)
+}
+
+// TestIngestRefusesAnotherClassCount: a multinomial stream with another k
+// than the store's is refused, naming the field.
+func TestIngestRefusesAnotherClassCount(t *testing.T) {
+	h := linearHistory(t, stream.KindMultinomial, 2, 3, 5, 1)
+	s, err := Create(t.TempDir(), Config{Header: h.Header, Learner: olbfgs.DefaultConfig(2).ForLoss(h.Loss), CheckpointEvery: 4})
+	require.NoError(t, err)
+	defer s.Close()
+	other := h.Header
+	other.K = 4
+	var b strings.Builder
+	require.NoError(t, stream.Write(&b, &stream.History{Header: other}))
+	_, err = s.Ingest(strings.NewReader(b.String()), IngestOptions{})
+	require.ErrorIs(t, err, ErrHeader)
+	require.ErrorContains(t, err, `"k" is 4, the store's is 3`)
 }
