@@ -134,7 +134,7 @@ func TestExactReleaseOfPractitionerLearner(t *testing.T) {
 		x := []float64{100 + 10*r.NormFloat64(), r.NormFloat64(), 0.01 * r.NormFloat64()}
 		events = append(events, stream.InsertEvent(int64(i+1), x, float64(r.IntN(3))))
 	}
-	cfg := olbfgs.DefaultConfig(3).ForLoss(m).Practitioner(0.01)
+	cfg := olbfgs.DefaultConfig(3).ForLoss(m).Practitioner()
 	l, err := olbfgs.Replay(cfg, m, events)
 	require.NoError(t, err)
 	h := m.Header()

@@ -143,7 +143,7 @@ func TestForgetExactWithOptions(t *testing.T) {
 // stores its configuration as before the options existed.
 func TestStoreKeepsOptions(t *testing.T) {
 	h := linearHistory(t, stream.KindMultinomial, 3, 3, 20, 1)
-	cfg := olbfgs.DefaultConfig(3).ForLoss(h.Loss).Practitioner(h.Header.Lambda)
+	cfg := olbfgs.DefaultConfig(3).ForLoss(h.Loss).Practitioner()
 	dir := t.TempDir()
 	s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: 7})
 	require.NoError(t, err)

@@ -51,7 +51,7 @@ func (lf *learnerFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&lf.average, "average", false, "predict with the average of the iterates (Polyak–Ruppert) instead of the last one (practitioner: on)")
 	f.IntVar(&lf.averageStart, "average-start", 0, "with --average: average the iterates after this many inserts only")
 	f.Float64Var(&lf.damping, "damping", 0, "pair damping δ: y = ∇ℓ(w⁺) − ∇ℓ(w) + δs, bounding a pair's curvature below (practitioner: 10)")
-	f.Float64Var(&lf.stepDecay, "step-decay", 0, "step schedule η_t = η·(1 + a·η·t)^(−c): the decay a (0: constant η; practitioner: λ)")
+	f.Float64Var(&lf.stepDecay, "step-decay", 0, "step schedule η_t = η·(1 + a·η·t)^(−c): the decay a (0: constant η; practitioner: 0.03)")
 	f.Float64Var(&lf.stepPower, "step-power", 0, "step schedule exponent c in (0, 1] (0: 1 with --step-decay; practitioner: 0.75)")
 	f.BoolVar(&lf.progress, "progress", false, "keep progressive (predict-then-train) loss and accuracy in the state, with warnings when the model diverges (practitioner: on)")
 	lf.certifiable.register(f)
@@ -113,7 +113,7 @@ func (lf *learnerFlags) config(fl *pflag.FlagSet, h stream.Header) (olbfgs.Confi
 		if h.Kind == stream.KindQuadratic {
 			return olbfgs.Config{}, flagError("profile", "practitioner: a quadratic stream has no features to standardize and no intercept; use the paper profile (with --average or --step-decay if wanted)")
 		}
-		cfg = cfg.Practitioner(h.Lambda)
+		cfg = cfg.Practitioner()
 		if lf.etaGrid || fl.Changed("eta") {
 			cfg.StepSize = lf.eta
 		}

@@ -110,7 +110,7 @@ func makeOutputs() (*outputs, error) {
 		cfg := olbfgs.DefaultConfig(c.h.Header.D).ForLoss(c.h.Loss)
 		cfg.Memory = 4
 		if c.practice {
-			cfg = cfg.Practitioner(c.h.Header.Lambda)
+			cfg = cfg.Practitioner()
 		}
 		lr, err := olbfgs.Replay(cfg, c.h.Loss, c.h.Events)
 		if err != nil {
