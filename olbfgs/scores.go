@@ -150,3 +150,45 @@ func (s *Scorer) Dim() int { return s.cfg.Dim }
 func (s *Scorer) Scores(dst []float64, z stream.Sample) {
 	scoreWith(dst, s.w, s.mean, s.inv, s.cfg, z)
 }
+
+// Gradient stores in dst the gradient at the last iterate w of the loss of
+// the raw sample z for the model the learner trains: the loss's own
+// gradient for a learner without Intercept or Standardize (bit for bit
+// stream.Loss.Grad at w); with them, the affine path's (docs/spec.md
+// §2.1) on the features standardized with the current statistics, as
+// Scores standardizes them (an insert would count z's features first).
+// It is what an intervention that corrects w by a sample's gradient needs
+// (unlearn's parameter-only). It does not allocate once Scores has run at
+// the current statistics; it panics if len(dst) is not the parameter
+// dimension.
+func (l *Learner) Gradient(dst []float64, z stream.Sample) {
+	if len(dst) != len(l.w) {
+		panic(fmt.Sprintf("olbfgs: Gradient: len(dst)=%d, want %d", len(dst), len(l.w)))
+	}
+	if !l.cfg.Affine() {
+		l.loss.Grad(dst, l.w, z)
+		return
+	}
+	o := &l.opt
+	x := o.xt
+	if l.cfg.Standardize {
+		if !o.scoreOK || o.scoreN != o.n {
+			fillInv(o.scoreInv, o.m2, o.n)
+			o.scoreN, o.scoreOK = o.n, true
+		}
+		k := 0
+		for j := range x {
+			var xj float64
+			if z.Idx == nil {
+				xj = z.V[j]
+			} else if k < len(z.Idx) && int(z.Idx[k]) == j {
+				xj = z.V[k]
+				k++
+			}
+			x[j] = float64((xj - o.mean[j]) * o.scoreInv[j])
+		}
+	} else {
+		x = l.prepare(z)
+	}
+	l.affineGrad(dst, l.w, x, z.S)
+}
