@@ -106,7 +106,7 @@ func (o paramOnly) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 	w, g, h, acc := l.W(), make([]float64, d), make([]float64, d), make([]float64, d)
 	for _, id := range req.U.Sorted() {
 		l.Gradient(g, samples[id]) // the loss's Grad at w for the paper's learner
-		l.Memory().Apply(h, g) // the copy's memory: Apply uses scratch space
+		l.Memory().Apply(h, g)     // the copy's memory: Apply uses scratch space
 		for i, v := range h {
 			acc[i] += v
 		}
