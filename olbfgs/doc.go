@@ -59,7 +59,8 @@
 // off at its zero value, so DefaultConfig is the paper's learner bit for
 // bit: Intercept (and RidgeIntercept), Standardize (online mean and
 // deviation by Welford's update, the insert's own features counted),
-// Average (Polyak–Ruppert, after AverageStart inserts), Damping (pairs
+// Average (Polyak–Ruppert, or polynomial-decay with AveragePower, after
+// AverageStart inserts), Damping (pairs
 // y + δs, Schraudolph, Yu & Günter 2007), StepDecay and StepPower (the
 // schedule below), Progress (predict-then-train statistics,
 // [Learner.Progress], [Progress.Diagnose]). Each is part of the state:

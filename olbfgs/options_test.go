@@ -25,6 +25,7 @@ func optionSet(rt *rapid.T, c Config) Config {
 	c.Average = rapid.Bool().Draw(rt, "average")
 	if c.Average {
 		c.AverageStart = rapid.IntRange(0, 10).Draw(rt, "average start")
+		c.AveragePower = rapid.SampledFrom([]float64{0, 3}).Draw(rt, "average power")
 	}
 	if rapid.Bool().Draw(rt, "schedule") {
 		c.StepDecay = rapid.SampledFrom([]float64{0.01, 1}).Draw(rt, "step decay")
@@ -457,6 +458,8 @@ func TestOptionsConfigErrors(t *testing.T) {
 		{"outputs on logistic", lg, func(c *Config) { c.Outputs = 3 }, "Outputs"},
 		{"ridge intercept alone", lg, func(c *Config) { c.RidgeIntercept = true }, "RidgeIntercept"},
 		{"average start alone", lg, func(c *Config) { c.AverageStart = 3 }, "AverageStart"},
+		{"average power alone", lg, func(c *Config) { c.AveragePower = 3 }, "AveragePower"},
+		{"negative average power", lg, func(c *Config) { c.Average, c.AveragePower = true, -1 }, "AveragePower"},
 		{"negative average start", lg, func(c *Config) { c.Average, c.AverageStart = true, -1 }, "AverageStart"},
 		{"negative decay", lg, func(c *Config) { c.StepDecay = -1 }, "StepDecay"},
 		{"power without decay", lg, func(c *Config) { c.StepPower = 0.5 }, "StepPower"},

@@ -141,7 +141,8 @@ func (r *refLearner) step(z stream.Sample) {
 		if r.avgN == 1 {
 			copy(r.avg, r.w)
 		} else {
-			rk := 1 / float64(r.avgN)
+			g := r.cfg.AveragePower
+			rk := (g + 1) / (float64(r.avgN) + g)
 			for i := range r.avg {
 				r.avg[i] = r.avg[i] + float64((r.w[i]-r.avg[i])*rk)
 			}

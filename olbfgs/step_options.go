@@ -290,7 +290,8 @@ func (l *Learner) commitStep() {
 			copy(o.avg, l.wNew)
 			copy(l.w, l.wNew)
 		} else {
-			rk := 1 / float64(o.avgN)
+			g := l.cfg.AveragePower
+			rk := (g + 1) / (float64(o.avgN) + g) // 1/k for γ = 0, bit for bit
 			avg := o.avg[:len(l.wNew)]
 			for i, w := range l.wNew {
 				avg[i] += float64((w - avg[i]) * rk)

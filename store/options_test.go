@@ -75,6 +75,7 @@ func drawOptions(rt *rapid.T, c olbfgs.Config) olbfgs.Config {
 	c.Average = rapid.Bool().Draw(rt, "average")
 	if c.Average {
 		c.AverageStart = rapid.IntRange(0, 8).Draw(rt, "average start")
+		c.AveragePower = rapid.SampledFrom([]float64{0, 10}).Draw(rt, "average power")
 	}
 	if rapid.Bool().Draw(rt, "damping") {
 		c.Damping = 5

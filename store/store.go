@@ -130,6 +130,7 @@ type learnerJSON struct {
 	Standardize    bool    `json:"standardize,omitempty"`
 	Average        bool    `json:"average,omitempty"`
 	AverageStart   int     `json:"average_start,omitempty"`
+	AveragePower   float64 `json:"average_power,omitempty"`
 	Damping        float64 `json:"damping,omitempty"`
 	StepDecay      float64 `json:"step_decay,omitempty"`
 	StepPower      float64 `json:"step_power,omitempty"`

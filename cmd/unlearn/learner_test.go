@@ -58,7 +58,7 @@ func TestPractitionerForgetIsTrainOnEditedData(t *testing.T) {
 	data := []string{"--label", "y", "--id", "id"}
 	out, err := runCLI(t, append([]string{"init", "--store", store, "--data", full, "--profile", "practitioner", "--checkpoint-every", "16"}, data...)...)
 	require.NoError(t, err, out)
-	assert.Contains(t, out, "learner options: intercept, standardized features, averaged iterates, pair damping δ = 10")
+	assert.Contains(t, out, "learner options: intercept, standardized features, averaged iterates (polynomial decay γ = 10), pair damping δ = 10")
 	assert.Contains(t, out, "λ = 0.003")
 	out, err = runCLI(t, append([]string{"ingest", "--store", store, "--data", full}, data...)...)
 	require.NoError(t, err, out)

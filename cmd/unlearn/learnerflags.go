@@ -28,6 +28,7 @@ type learnerFlags struct {
 	tau, averageStart              int
 	eta, gamma0, curvatureTol      float64
 	damping, stepDecay, stepPower  float64
+	averagePower                   float64
 	intercept, ridgeIntercept      bool
 	standardize, average, progress bool
 	certifiable                    certifiableFlags
@@ -50,8 +51,9 @@ func (lf *learnerFlags) register(f *pflag.FlagSet) {
 	f.BoolVar(&lf.standardize, "standardize", false, "standardize features online: x̃ = (x − mean)/std over the inserts so far, the statistics part of the state (practitioner: on)")
 	f.BoolVar(&lf.average, "average", false, "predict with the average of the iterates (Polyak–Ruppert) instead of the last one (practitioner: on)")
 	f.IntVar(&lf.averageStart, "average-start", 0, "with --average: average the iterates after this many inserts only")
+	f.Float64Var(&lf.averagePower, "average-power", 0, "with --average: polynomial-decay averaging γ, weighing iterate i as (i/k)^γ so the average forgets early iterates (0: the uniform average; practitioner: 10)")
 	f.Float64Var(&lf.damping, "damping", 0, "pair damping δ: y = ∇ℓ(w⁺) − ∇ℓ(w) + δs, bounding a pair's curvature below (practitioner: 10)")
-	f.Float64Var(&lf.stepDecay, "step-decay", 0, "step schedule η_t = η·(1 + a·η·t)^(−c): the decay a (0: constant η; practitioner: 0.03)")
+	f.Float64Var(&lf.stepDecay, "step-decay", 0, "step schedule η_t = η·(1 + a·η·t)^(−c): the decay a (0: constant η; practitioner: 0.003)")
 	f.Float64Var(&lf.stepPower, "step-power", 0, "step schedule exponent c in (0, 1] (0: 1 with --step-decay; practitioner: 0.75)")
 	f.BoolVar(&lf.progress, "progress", false, "keep progressive (predict-then-train) loss and accuracy in the state, with warnings when the model diverges (practitioner: on)")
 	lf.certifiable.register(f)
@@ -135,7 +137,8 @@ func (lf *learnerFlags) config(fl *pflag.FlagSet, h stream.Header) (olbfgs.Confi
 		name string
 		dst  *float64
 		v    float64
-	}{{"damping", &cfg.Damping, lf.damping}, {"step-decay", &cfg.StepDecay, lf.stepDecay}, {"step-power", &cfg.StepPower, lf.stepPower}} {
+	}{{"damping", &cfg.Damping, lf.damping}, {"step-decay", &cfg.StepDecay, lf.stepDecay}, {"step-power", &cfg.StepPower, lf.stepPower},
+		{"average-power", &cfg.AveragePower, lf.averagePower}} {
 		if !prac || fl.Changed(v.name) {
 			*v.dst = v.v
 		}
@@ -145,6 +148,9 @@ func (lf *learnerFlags) config(fl *pflag.FlagSet, h stream.Header) (olbfgs.Confi
 	}
 	if !prac || fl.Changed("average-start") {
 		cfg.AverageStart = lf.averageStart
+	}
+	if !cfg.Average && !fl.Changed("average-power") {
+		cfg.AveragePower = 0 // --average=false drops the profile's γ too
 	}
 	lf.certifiable.apply(&cfg)
 	if err := cfg.Validate(); err != nil {
@@ -178,6 +184,9 @@ func optionsSummary(cfg olbfgs.Config) string {
 	}
 	if cfg.Average {
 		s := "averaged iterates"
+		if cfg.AveragePower > 0 {
+			s = fmt.Sprintf("averaged iterates (polynomial decay γ = %.4g)", cfg.AveragePower)
+		}
 		if cfg.AverageStart > 0 {
 			s += fmt.Sprintf(" after %d inserts", cfg.AverageStart)
 		}

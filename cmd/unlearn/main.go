@@ -97,7 +97,7 @@ func configFlagError(err error) error {
 		"Radius": "radius", "SampleBound": "sample-bound",
 		"PairAngle": "pair-angle", "PairMin": "pair-min", "PairMax": "pair-max",
 		"Intercept": "intercept", "RidgeIntercept": "ridge-intercept", "Standardize": "standardize",
-		"Average": "average", "AverageStart": "average-start", "Damping": "damping",
+		"Average": "average", "AverageStart": "average-start", "AveragePower": "average-power", "Damping": "damping",
 		"StepDecay": "step-decay", "StepPower": "step-power", "Progress": "progress",
 	}[ce.Field]
 	if flag == "" {

@@ -38,8 +38,9 @@ bit. The file is streamed (memory does not grow with its length) unless
 beside --out as OUT.ids.csv. Errors name the file, line and column.
 
 --profile practitioner trains the model a practitioner deploys (docs/spec.md
-§2.1): an intercept, features standardized online, averaged iterates, damped
-curvature pairs, η = 0.1 decaying as η·(1 + 0.003·t)^(−3/4), λ = 0.003 for a data
+§2.1): an intercept, features standardized online, averaged iterates (weighted
+to forget the early ones), damped
+curvature pairs, η = 0.1 decaying as η·(1 + 0.0003·t)^(−3/4), λ = 0.003 for a data
 set (unless --lambda), and progressive statistics — every option part of the
 state, so a forget replays it exactly. --profile paper (the default) is the
 paper's learner, bit for bit. Each option's flag overrides the profile.
