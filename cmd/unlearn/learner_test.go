@@ -191,3 +191,24 @@ func TestMultinomialInitTrain(t *testing.T) {
 	// (a stronger step would do better: unlearn tune): well above chance (1/3).
 	assert.Greater(t, acc, 0.85, "three well-separated classes: %s", out)
 }
+
+// TestTrainWarnsSingleClassModel trains the paper's learner on features far
+// from zero with labels they do not predict: the trained model predicts one
+// class on the data, and train says so (whatever the profile, without
+// --progress); the practitioner's model does not.
+func TestTrainWarnsSingleClassModel(t *testing.T) {
+	var b strings.Builder
+	b.WriteString("a,b,y\n")
+	rng := rand.New(rand.NewPCG(4, 4))
+	for range 500 {
+		fmt.Fprintf(&b, "%g,%g,%d\n", 100+rng.NormFloat64(), 100+rng.NormFloat64(), rng.IntN(2))
+	}
+	p := filepath.Join(t.TempDir(), "far.csv")
+	require.NoError(t, os.WriteFile(p, []byte(b.String()), 0o644))
+	out, err := runCLI(t, "train", "--data", p, "--label", "y", "--out", filepath.Join(t.TempDir(), "s.json"))
+	require.NoError(t, err, out)
+	assert.Regexp(t, `warning: the trained model predicts a single class: 100\.0% of 500 rows of the data are predicted as [-+]1`, out)
+	out, err = runCLI(t, "train", "--data", p, "--label", "y", "--profile", "practitioner", "--out", filepath.Join(t.TempDir(), "s.json"))
+	require.NoError(t, err, out)
+	assert.NotContains(t, out, "single class")
+}

@@ -258,3 +258,53 @@ func printProgressOf(out, errw io.Writer, p olbfgs.Progress, h stream.Header) {
 		fmt.Fprintf(errw, "warning: %s\n", w)
 	}
 }
+
+// finalCheckRows is the number of rows train scores with the model it
+// trained to check that it does not predict a single class.
+const finalCheckRows = 1000
+
+// warnSingleClass scores samples (at most finalCheckRows of them) with the
+// trained model and warns on w when it predicts one class for at least 99%
+// of them while at most 90% of them have that label — a model that learned
+// nothing but a constant, whatever its progressive statistics say (a
+// learner whose step is too large for its features can end on such a
+// model even when it predicted both classes along the way). Nothing for a
+// loss without classes.
+func warnSingleClass(w io.Writer, l *olbfgs.Learner, h stream.Header, next func() (stream.Sample, bool)) {
+	lin, ok := l.Loss().(stream.Linear)
+	if !ok {
+		return
+	}
+	_, classes := lin.Class(0)
+	if classes == 0 {
+		return
+	}
+	pred, lab := make([]int, classes), make([]int, classes)
+	u := make([]float64, l.Outputs())
+	sc := l.Scorer()
+	n := 0
+	for n < finalCheckRows {
+		z, ok := next()
+		if !ok {
+			break
+		}
+		sc.Scores(u, z)
+		y, _ := lin.Predict(u)
+		k, _ := lin.Class(y)
+		c, _ := lin.Class(z.S)
+		pred[k]++
+		lab[c]++
+		n++
+	}
+	if n < 100 {
+		return
+	}
+	name := classNamer(h)
+	for k := range pred {
+		if float64(pred[k]) >= 0.99*float64(n) && float64(lab[k]) <= 0.9*float64(n) {
+			fmt.Fprintf(w, "warning: the trained model predicts a single class: %.1f%% of %d rows of the data are predicted as %s, while %.1f%% of them are; "+
+				"lower the step size (--eta), standardize the features (--standardize), or use --profile practitioner\n",
+				100*float64(pred[k])/float64(n), n, name(k), 100*float64(lab[k])/float64(n))
+		}
+	}
+}

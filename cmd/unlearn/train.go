@@ -47,7 +47,10 @@ paper's learner, bit for bit. Each option's flag overrides the profile.
 
 With progressive statistics (--progress, on in the practitioner profile) train
 prints the loss and accuracy of predicting each insert before training on it,
-and warns when the model does worse than the zero model or predicts one class.`,
+and warns when the model does worse than the zero model or predicts one class.
+Whatever the options, it then scores up to 1000 rows of the data (the first of
+a data file, the last inserts of a stream) with the trained model and warns
+when it predicts a single class on them.`,
 		Example: `  unlearn gen --out q.jsonl && unlearn train --stream q.jsonl --out state.json
   unlearn train --data train-images-idx3-ubyte.gz --classes 0,6 --profile practitioner --out fm.state.json
   unlearn train --data train-images-idx3-ubyte.gz --kind multinomial --classes all --profile practitioner --out fm10.state.json
@@ -106,7 +109,21 @@ and warns when the model does worse than the zero model or predicts one class.`,
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
-			return writeTrained(cmd, out, l, h.Header)
+			if err := writeTrained(cmd, out, l, h.Header); err != nil {
+				return err
+			}
+			// The last inserts, newest first, for the check of the model.
+			i := len(events)
+			warnSingleClass(cmd.ErrOrStderr(), l, h.Header, func() (stream.Sample, bool) {
+				for i > 0 {
+					i--
+					if events[i].Op == stream.Insert {
+						return events[i].Sample, true
+					}
+				}
+				return stream.Sample{}, false
+			})
+			return nil
 		},
 	}
 	f := cmd.Flags()
@@ -189,5 +206,25 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, lf
 	if err := writeTrained(cmd, out, l, hdr); err != nil {
 		return err
 	}
-	return writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), r.Mapping())
+	if err := writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), r.Mapping()); err != nil {
+		return err
+	}
+	checkTrainedOnData(cmd, l, hdr, path, opts)
+	return nil
+}
+
+// checkTrainedOnData warns when the trained model predicts a single class
+// on the first rows of the data file (read again, in file order; a read
+// error only skips the check).
+func checkTrainedOnData(cmd *cobra.Command, l *olbfgs.Learner, hdr stream.Header, path string, opts dataset.Options) {
+	opts.Shuffle, opts.Limit = nil, finalCheckRows
+	_, r, err := dataset.Open(path, opts)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	warnSingleClass(cmd.ErrOrStderr(), l, hdr, func() (stream.Sample, bool) {
+		e, err := r.Next()
+		return e.Sample, err == nil
+	})
 }
