@@ -204,6 +204,9 @@ func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluatio
 	if hdr.D != l.Config().Dim {
 		return store.Evaluation{}, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
 	}
+	if hdr.K != l.Config().Outputs {
+		return store.Evaluation{}, flagError("classes", "%d classes in %s, but the model has %d", hdr.K, h.path, l.Config().Outputs)
+	}
 	ev, err := store.Evaluate(l, r)
 	if err != nil {
 		return ev, dataError(err)
