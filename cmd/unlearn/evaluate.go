@@ -226,7 +226,7 @@ func evaluateFile(l *olbfgs.Learner, flag, name string) (store.Evaluation, error
 	if err != nil {
 		return store.Evaluation{}, fmt.Errorf("%s: %w", name, err)
 	}
-	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
 		return store.Evaluation{}, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
 	}
 	ev, err := store.Evaluate(l, rd)
