@@ -232,6 +232,9 @@ func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model
 	if hdr.D != l.Config().Dim {
 		return nil, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
 	}
+	if hdr.K != l.Config().Outputs {
+		return nil, flagError("classes", "%d classes in %s, but the model has %d", hdr.K, h.path, l.Config().Outputs)
+	}
 	ev, err := evaluateModel(m, r)
 	if err != nil {
 		return nil, dataError(err)
@@ -272,7 +275,7 @@ func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
 		return nil, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
 	}
 	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
