@@ -179,7 +179,7 @@ func (r *Release) Learner() (*olbfgs.Learner, error) {
 		return nil, verifyErr("release.loss", ErrRelease, "a release carries no header metadata")
 	}
 	if r.Contract != nil {
-		if err := r.Contract.Validate(r.Loss.Kind, r.Loss.D); err != nil {
+		if err := r.Contract.Validate(r.Loss.Kind, r.Loss.D, r.Loss.K); err != nil {
 			return nil, verifyErr("release.contract", ErrRelease, "%v", err)
 		}
 	}

@@ -468,7 +468,7 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	var err error
 	if r.contract, err = model.ContractOf(r.header); err == nil && r.contract != nil {
-		err = r.contract.Validate(r.header.Kind, r.header.D)
+		err = r.contract.Validate(r.header.Kind, r.header.D, r.header.K)
 	}
 	if err != nil {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the data contract its metadata records: %w", ErrSpec, err))

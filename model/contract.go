@@ -43,9 +43,14 @@ type Contract struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// Classes are the class labels in the data's own names, in the order of
 	// the model's outputs: for a binary logistic model, the class mapped to
-	// y = −1, then the one mapped to +1. Empty for a binary model trained on
-	// labels 0/1 or ±1 without naming them (its classes are then "-1" and
-	// "1", [UnnamedClasses]) and for regression.
+	// y = −1, then the one mapped to +1; for a multinomial model of K
+	// classes, the label of class 0 (y = 0), then of class 1, … — with
+	// dataset.Options.Classes = all, every label of the training file in
+	// class order (numbers by value), as found when the model was made.
+	// Empty for a binary model trained on labels 0/1 or ±1 without naming
+	// them (its classes are then "-1" and "1", [UnnamedClasses]), for a
+	// multinomial stream whose header names none (classes "0" … "K−1") and
+	// for regression.
 	Classes []string `json:"classes,omitempty"`
 	// Scale divides the IDX pixel values (IDX only).
 	Scale float64 `json:"scale,omitempty"`
@@ -78,12 +83,14 @@ func ContractOf(h stream.Header) (*Contract, error) {
 	return c, nil
 }
 
-// Validate reports whether c can describe a model of the given loss kind
-// and dimension d: a known format; for CSV, d distinct non-empty feature
-// names; for IDX, a positive finite scale and, if recorded, a shape of d
-// pixels; two distinct classes or none for a binary logistic model, none
+// Validate reports whether c can describe a model of the given loss kind,
+// dimension d and number of classes k (the multinomial header's k;
+// ignored for the other kinds): a known format; for CSV, d distinct
+// non-empty feature names; for IDX, a positive finite scale and, if
+// recorded, a shape of d pixels; two distinct classes or none for a binary
+// logistic model, k distinct classes or none for a multinomial one, none
 // for regression. Errors are *ContractError values (ErrContract).
-func (c *Contract) Validate(kind stream.Kind, d int) error {
+func (c *Contract) Validate(kind stream.Kind, d, k int) error {
 	switch c.Format {
 	case dataset.CSV, dataset.LIBSVM, dataset.IDX:
 	default:
@@ -118,6 +125,8 @@ func (c *Contract) Validate(kind stream.Kind, d int) error {
 		return contractErr("classes", "a regression model has no classes")
 	case kind == stream.KindLogistic && len(c.Classes) != 0 && len(c.Classes) != 2:
 		return contractErr("classes", "%d labels: a binary model has two (negative, positive) or none", len(c.Classes))
+	case kind == stream.KindMultinomial && len(c.Classes) != 0 && len(c.Classes) != k:
+		return contractErr("classes", "%d labels: the multinomial model has k = %d classes", len(c.Classes), k)
 	}
 	for i := range c.Classes {
 		for j := range i {

@@ -118,6 +118,29 @@ func standardizedDot(w, mean, inv []float64, z stream.Sample) float64 {
 	return (s[0] + s[1]) + (s[2] + s[3])
 }
 
+// DeployedRidge returns the ridge term (λ/2)‖w‖² of the deployed
+// parameters ([Learner.Deployed]) that the held-out loss of a learner with
+// options adds to each sample's data term: the squares summed in
+// coordinate order, the intercepts left out unless Config.RidgeIntercept,
+// then multiplied by λ/2 (stream.Linear.Lambda). It is 0 for a loss that
+// is not a linear model's (quadratic).
+func (l *Learner) DeployedRidge() float64 {
+	lin, ok := l.loss.(stream.Linear)
+	if !ok {
+		return 0
+	}
+	cfg := l.cfg
+	r := cfg.stride()
+	var ww float64
+	for i, v := range l.Deployed() {
+		if cfg.Intercept && !cfg.RidgeIntercept && i%r == cfg.Dim {
+			continue
+		}
+		ww += float64(v * v)
+	}
+	return lin.Lambda() / 2 * ww
+}
+
 // Scorer applies one state of a learner to raw samples: the deployed
 // parameters and the preprocessing, copied when it was made ([Learner.Scorer]),
 // so that later steps of the learner do not change it. It is safe for

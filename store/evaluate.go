@@ -43,7 +43,7 @@ func Evaluate(l *olbfgs.Learner, src EventSource) (Evaluation, error) {
 	var ridge float64
 	if lin != nil {
 		u, c = make([]float64, l.Outputs()), make([]float64, l.Outputs())
-		ridge = deployedRidge(l, lin)
+		ridge = l.DeployedRidge()
 	}
 	var sum float64
 	correct := 0
@@ -86,21 +86,3 @@ func Evaluate(l *olbfgs.Learner, src EventSource) (Evaluation, error) {
 	return ev, nil
 }
 
-// deployedRidge returns (λ/2)‖w‖² of the deployed parameters' weights, the
-// intercepts left out unless the ridge applies to them.
-func deployedRidge(l *olbfgs.Learner, lin stream.Linear) float64 {
-	cfg := l.Config()
-	w := l.Deployed()
-	r := cfg.Dim
-	if cfg.Intercept {
-		r++
-	}
-	var ww float64
-	for i, v := range w {
-		if cfg.Intercept && !cfg.RidgeIntercept && i%r == cfg.Dim {
-			continue
-		}
-		ww += v * v
-	}
-	return lin.Lambda() / 2 * ww
-}
