@@ -85,4 +85,3 @@ func Evaluate(l *olbfgs.Learner, src EventSource) (Evaluation, error) {
 	}
 	return ev, nil
 }
-
