@@ -146,6 +146,11 @@ type CheckOptions struct {
 	// knows the columns are the model's features under other names; the
 	// classes and the IDX scale are compared all the same.
 	ByPosition bool
+	// Kind is the model's loss kind: the classes of a binary logistic
+	// model are described with the labels they map to (−1, +1), a
+	// multinomial model's by their order alone. Its zero value describes
+	// two classes as a binary model's.
+	Kind stream.Kind
 }
 
 // Check compares the contract of data read into the model (data, from
@@ -173,7 +178,8 @@ func (c *Contract) Check(data *Contract, o CheckOptions) error {
 		}
 	}
 	if !sameClasses(c.Classes, data.Classes) {
-		return &MismatchError{Field: "classes", Want: classes(c.Classes), Got: classes(data.Classes)}
+		binary := o.Kind != stream.KindMultinomial
+		return &MismatchError{Field: "classes", Want: classes(c.Classes, binary), Got: classes(data.Classes, binary)}
 	}
 	if c.Format == dataset.IDX && data.Format == dataset.IDX && c.Scale != data.Scale {
 		return &MismatchError{Field: "scale", Want: "pixels divided by " + num(c.Scale), Got: "pixels divided by " + num(data.Scale)}
@@ -201,12 +207,15 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func shape(s []int) string { return fmt.Sprintf("%d×%d images", s[0], s[1]) }
 
-// classes describes a class list: "classes 0, 6 (0 → −1, 6 → +1)".
-func classes(cs []string) string {
-	switch len(cs) {
-	case 0:
+// classes describes a class list: "classes 0, 6 (0 → −1, 6 → +1)" for a
+// binary model, "classes 0, 1, 2" (in class order) otherwise.
+func classes(cs []string, binary bool) string {
+	switch {
+	case len(cs) == 0 && binary:
 		return "no named classes (labels 0/1 or ±1)"
-	case 2:
+	case len(cs) == 0:
+		return "no named classes (labels 0 … K−1)"
+	case len(cs) == 2 && binary:
 		return fmt.Sprintf("classes %s, %s (%s → −1, %s → +1)", quoteLabel(cs[0]), quoteLabel(cs[1]), quoteLabel(cs[0]), quoteLabel(cs[1]))
 	}
 	q := make([]string, len(cs))

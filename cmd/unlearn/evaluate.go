@@ -279,11 +279,13 @@ func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
-		return nil, flagError(flag, "%s has %s, the model %s", name, lossShape(h.Kind, h.D, h.K), lossShape(l.Loss().Kind(), l.Config().Dim, l.Config().Outputs))
-	}
+	// The contract first: it names the field (classes, features) that
+	// makes the loss differ.
 	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
 		return nil, err
+	}
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
+		return nil, flagError(flag, "%s has %s, the model %s", name, lossShape(h.Kind, h.D, h.K), lossShape(l.Loss().Kind(), l.Config().Dim, l.Config().Outputs))
 	}
 	ev, err := evaluateModel(m, rd)
 	if err != nil {

@@ -126,7 +126,7 @@ refused inside the store directory.`,
 			if err != nil {
 				return fmt.Errorf("the store's header: %w", err)
 			}
-			in := intoModel{whose: "the store's", contract: contract, byPosition: force}
+			in := intoModel{whose: "the store's", contract: contract, kind: s.Header().Kind, byPosition: force}
 			if data != "" {
 				return ingestData(cmd, s, in, data, mapping, &df, offset, batch)
 			}

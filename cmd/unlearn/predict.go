@@ -200,13 +200,15 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 			f.Close()
 			return nil, nil, fmt.Errorf("%s: %w", h.path, err)
 		}
-		if hd := rd.Header(); hd.Kind != kind || hd.D != d || hd.K != k {
-			f.Close()
-			return nil, nil, flagError(h.flag, "%s has %s, the model %s", h.path, lossShape(hd.Kind, hd.D, hd.K), lossShape(kind, d, k))
-		}
+		// The contract first: it names the field (classes, features) that
+		// makes the loss differ.
 		if err := in.checkContract(cmd.ErrOrStderr(), h.flag, h.path, rd.Header(), false); err != nil {
 			f.Close()
 			return nil, nil, err
+		}
+		if hd := rd.Header(); hd.Kind != kind || hd.D != d || hd.K != k {
+			f.Close()
+			return nil, nil, flagError(h.flag, "%s has %s, the model %s", h.path, lossShape(hd.Kind, hd.D, hd.K), lossShape(kind, d, k))
 		}
 		return rd, f.Close, nil
 	}
