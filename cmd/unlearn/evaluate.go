@@ -340,10 +340,17 @@ func evaluationTable(models []namedModel, rep model.Report) string {
 		}
 		fmt.Fprintf(&b, " %10.4g\n", r.NormW)
 	}
+	var averaged []string
 	for i, m := range models {
 		if m.l.Averaged() > 0 {
-			fmt.Fprintf(&b, "‖w‖ of %s: the average of its iterates, which it predicts with\n", rep.Models[i].Model)
+			averaged = append(averaged, rep.Models[i].Model)
 		}
+	}
+	switch {
+	case len(averaged) == len(models):
+		b.WriteString("‖w‖: of the average of the iterates, which the model predicts with\n")
+	case len(averaged) > 0:
+		fmt.Fprintf(&b, "‖w‖ of %s: of the average of the iterates, which the model predicts with\n", strings.Join(averaged, ", "))
 	}
 	for i, r := range rep.Models {
 		if len(r.Classes) == 0 || models[i].same {
