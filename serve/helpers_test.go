@@ -46,6 +46,10 @@ type fixture struct {
 type fixtureOptions struct {
 	d, tau, k int
 	opt       Options
+	// hdr, if set, is the store's header (d is then its d); learner edits
+	// the learner's configuration.
+	hdr     *stream.Header
+	learner func(*olbfgs.Config)
 }
 
 // newFixture makes a fixture in a temporary folder, closed when the test
@@ -71,8 +75,17 @@ func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 	}
 	f := &fixture{t: t, owner: t, dir: dir, tokens: map[string]string{}}
 	f.hdr = stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: fo.d, Lambda: 0.05}
-	f.cfg = olbfgs.DefaultConfig(fo.d)
+	if fo.hdr != nil {
+		f.hdr = *fo.hdr
+	}
+	f.cfg = olbfgs.DefaultConfig(f.hdr.D)
 	f.cfg.Memory = fo.tau
+	if f.hdr.Kind == stream.KindMultinomial {
+		f.cfg.Outputs = f.hdr.K
+	}
+	if fo.learner != nil {
+		fo.learner(&f.cfg)
+	}
 	var err error
 	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k})
 	require.NoError(t, err)

@@ -59,7 +59,7 @@ type Options struct {
 	// DefaultTokenRefresh.
 	TokenRefresh time.Duration
 	// Predictor builds the predictor of each published state. Defaults to
-	// LinearPredictor.
+	// ModelPredictor.
 	Predictor PredictorFunc
 	// Toolkit is the toolkit version written into receipts and
 	// certificates ("unlearn 0.1.0").
@@ -117,7 +117,7 @@ func New(st *store.Store, o Options) (*Server, error) {
 		o.MaxBody = DefaultMaxBody
 	}
 	if o.Predictor == nil {
-		o.Predictor = LinearPredictor
+		o.Predictor = ModelPredictor
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -126,7 +126,7 @@ refused inside the store directory.`,
 			if err != nil {
 				return fmt.Errorf("the store's header: %w", err)
 			}
-			in := intoModel{whose: "the store's", contract: contract, byPosition: force}
+			in := intoModel{whose: "the store's", contract: contract, kind: s.Header().Kind, byPosition: force}
 			if data != "" {
 				return ingestData(cmd, s, in, data, mapping, &df, offset, batch)
 			}
@@ -150,7 +150,7 @@ refused inside the store directory.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
 					name, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
 			}
-			return nil
+			return printStoreProgress(cmd, s)
 		},
 	}
 	f := cmd.Flags()
@@ -204,13 +204,15 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	}
 	switch {
 	case hdr.Kind != want.Kind && !cmd.Flags().Changed("kind"):
-		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic or regression (ingest stream files into this store)", path, want.Kind)
+		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic, multinomial or regression (ingest stream files into this store)", path, want.Kind)
 	case hdr.Kind != want.Kind:
 		return flagError("kind", "%s, but the store's loss is %s", hdr.Kind, want.Kind)
 	case hdr.D != want.D && cmd.Flags().Changed("d"):
 		return flagError("d", "%d, but the store's d is %d", hdr.D, want.D)
 	case hdr.D != want.D:
 		return fmt.Errorf("--data %s: d = %d (the file's features), but the store's d is %d", path, hdr.D, want.D)
+	case hdr.K != want.K:
+		return flagError("classes", "%d classes, but the store's loss has %d", hdr.K, want.K)
 	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
 		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
 	}
@@ -244,6 +246,20 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
 		path, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
+	return printStoreProgress(cmd, s)
+}
+
+// printStoreProgress prints the progressive statistics of the store's
+// state and their warnings, if its learner keeps them.
+func printStoreProgress(cmd *cobra.Command, s *store.Store) error {
+	if !s.LearnerConfig().Progress {
+		return nil
+	}
+	l, err := s.State()
+	if err != nil {
+		return err
+	}
+	printProgress(cmd.OutOrStdout(), cmd.ErrOrStderr(), l, s.Header())
 	return nil
 }
 
