@@ -42,7 +42,7 @@ func (lf *learnerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.profile, "profile", profilePaper, "learner profile: paper (the paper's o-LBFGS: constant η, last iterate, raw features), practitioner "+
 		"(an intercept, standardized features, averaged iterates, damped pairs, a decaying step and progressive statistics, with defaults that need no tuning; docs/data.md) "+
 		"or certifiable (logistic: the practitioner's learner as docs/theory.md §16.10 proves it — no curvature memory, a ridged intercept, η₀/(1 + η₀λt), "+
-		"polynomial-decay averaging, radius B̂/(2λ), sample bound --sample-bound (default √d: features in [0, 1]), λ = 1 unless --lambda; features scaled only by the data's fixed --scale, never standardized — "+
+		"polynomial-decay averaging, radius B̂/(2λ), sample bound --sample-bound, √d unless given (features in [0, 1]), λ = 1 unless --lambda; features scaled only by the data's fixed --scale, never standardized — "+
 		"so that a noised release after an approximate forget derives an α that shrinks with the stream); the flags below override it")
 	f.IntVar(&lf.tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
 	if !lf.etaGrid {
