@@ -264,7 +264,26 @@ func CertifyTrained(state *olbfgs.Learner, prefix []stream.Event, spec Spec) (*R
 		return nil, nil, specErr("Prefix", nil, fmt.Errorf("%w: replaying the stream's first %d events does not give the state: it was not trained on this stream (with this configuration)", ErrNotCertifiable, state.T()))
 	}
 	u := stream.NewIDSet(state.Deleted()...)
-	spec.Deletion = &Deletion{Ages: AgesOf(prefix, u), Intervention: unlearn.Builtin{Kind: unlearn.KindNoop}}
+	spec.Deletion = &Deletion{Ages: AgesOf(prefix, u), Intervention: unlearn.Builtin{Kind: unlearn.KindNoop}, Steps: StepsOf(state.Config(), prefix)}
 	spec.Established = established.New("the stream's first events, replayed, give the state bit for bit; the deletions are its delete events")
 	return Certify(state, spec)
+}
+
+// StepsOf returns Deletion.Steps for a request made after prefix to a
+// learner configured as cfg: the number of inserts in prefix (the
+// learner's count T₀, which the scheduled bound needs) when the learner
+// keeps no curvature memory (cfg.Memory = 0, the only learners whose α can
+// use it), else 0 — so that the certificates of the other learners are
+// written as before the field existed.
+func StepsOf(cfg olbfgs.Config, prefix []stream.Event) int {
+	if cfg.Memory != 0 {
+		return 0
+	}
+	n := 0
+	for _, e := range prefix {
+		if e.Op == stream.Insert {
+			n++
+		}
+	}
+	return n
 }

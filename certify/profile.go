@@ -58,6 +58,18 @@ type Profile struct {
 	steps *stepBounds
 	// Terms lists every derived quantity with its reason.
 	Terms []bound.Term
+
+	// Dynamics, when not nil, are the constants of the scheduled bound of
+	// docs/theory.md §16 (bound.Dynamics.Bound): set for a learner without
+	// curvature memory (Memory = 0: H = γ₀I) whose schedule has the bound's
+	// form (a constant step, or StepPower 1: η(t) = η₀/(1 + η₀·λ_η·t)), a
+	// radius, a sample bound, and a logistic loss (a regularized intercept
+	// allowed) or a quadratic one (no intercept); averaging as
+	// olbfgs.Config.Average says. A release of such a learner derives α
+	// from the learner's step count T (Deletion.Steps): of order G/(λT), it
+	// shrinks with the stream. Recursion is then false (the guarded-memory
+	// recursion of §4 does not apply) and Why says so.
+	Dynamics *bound.Dynamics
 }
 
 // DeriveProfile derives the [Profile] of a learner configuration and the
@@ -97,6 +109,12 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 			Paper: "not in the paper: the learner projects w onto ‖w‖ ≤ W after every step (olbfgs.Config.Radius), plus round-off"},
 	}
 	no := func(why string) (*Profile, error) { p.Why = why; return p, nil }
+	if dyn, why, ok := deriveDynamics(cfg, h, wp); ok {
+		p.Dynamics, p.Why, p.Mu, p.L = dyn.dyn, why, dyn.dyn.Mu, dyn.dyn.L
+		p.steps, p.RoundOff = dyn.steps, dyn.dyn.RoundOff
+		p.Terms = append(p.Terms, dyn.terms...)
+		return p, nil
+	}
 	// The practitioner's options (docs/theory.md §15.9): each either keeps
 	// the constants below or leaves only the diameter bound, said here.
 	switch {

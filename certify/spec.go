@@ -123,6 +123,13 @@ type Deletion struct {
 	// Intervention is the built-in operator that produced the state
 	// (unlearn.BuiltinOf). Its a-priori allowance is added to α.
 	Intervention unlearn.Builtin `json:"intervention"`
+	// Steps is T₀, the learner's count of applied inserts when the
+	// intervention acted (olbfgs.Learner.Inserts; deleted inserts
+	// included): public, a count, not data. The scheduled bound of a
+	// learner without curvature memory (Profile.Dynamics) needs it — its α
+	// shrinks with T₀ + Horizon — and ignores the deletion without it (the
+	// diameter). 0 (omitted) for the other learners.
+	Steps int `json:"steps,omitempty"`
 	// Replayed is the number of inserts retain fine-tuning re-applied.
 	Replayed int `json:"replayed,omitempty"`
 	// InWindow is, for a window replay whose checkpoint is older than some
@@ -310,7 +317,25 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			return Sensitivity{}, specErr("Deletion.Ages", len(d.Ages), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
 		}
 		dropNow := k.Kind == unlearn.KindDropRefill && d.Horizon == 0
-		if p.Recursion && !dropNow {
+		if p.Dynamics != nil && !dropNow {
+			rec, allow, why, terms, err := scheduledSensitivity(p, d)
+			if err != nil {
+				return Sensitivity{}, err
+			}
+			out.Allowance = allow
+			switch {
+			case why != "":
+				out.Why = why
+				out.Terms = append(out.Terms, bound.Term{Name: "no scheduled bound", Value: 0, Provenance: bound.Proved, Paper: why})
+			case rec < alpha:
+				out.Recursion, alpha, out.Binding, out.Why = rec, rec, "recursion", ""
+				out.Terms = append(out.Terms, terms...)
+			default:
+				out.Recursion = rec
+				out.Why = fmt.Sprintf("the scheduled bound gives %.4g, not below the diameter 2W' = %.4g", rec, p.Diameter)
+				out.Terms = append(out.Terms, terms...)
+			}
+		} else if p.Recursion && !dropNow {
 			sc := bound.Scenario{Constants: p.Constants, Contraction: p.Contraction, Memory: bound.MemoryWorstCase,
 				Ages: dc.Ages, Horizon: d.Horizon, RoundOff: p.RoundOff}
 			if k.Kind == unlearn.KindDropRefill {

@@ -214,7 +214,7 @@ func deletionOf(b unlearn.Builtin, req unlearn.Request) (*Deletion, string) {
 		n := len(lastRetained(req.Prefix, req.U, req.Actual.Config().Memory))
 		return &Deletion{Ages: ages, Intervention: b, Replayed: n}, ""
 	}
-	return &Deletion{Ages: ages, Intervention: b}, ""
+	return &Deletion{Ages: ages, Intervention: b, Steps: StepsOf(req.Actual.Config(), req.Prefix)}, ""
 }
 
 // payloadsBounded reports whether every deleted insert of the request

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 
+	"unlearn/bound"
 	"unlearn/stream"
 )
 
@@ -199,7 +200,10 @@ func (c Config) stepPower() float64 {
 }
 
 // StepAt returns the step size η_t of the insert that follows t earlier
-// inserts: η for the constant schedule (StepDecay = 0), else
+// inserts: η for the constant schedule (StepDecay = 0); for c = 1 the
+// schedule of the certified bound, η/(1 + a·η·t) — [Config.Schedule]'s
+// bound.Schedule.At, the one evaluation both use (a = λ_η of
+// docs/theory.md §16: η(t) = η₀/(1 + η₀λ_η·t) with η₀ = η); else
 // η·(1 + a·η·t)^(−c), evaluated in float64 as
 //
 //	η · math.Pow(1 + (a·η)·t, −c)
@@ -210,7 +214,20 @@ func (c Config) StepAt(t int) float64 {
 	if c.StepDecay == 0 {
 		return c.StepSize
 	}
+	if c.stepPower() == 1 {
+		s, _ := c.Schedule()
+		return s.At(t)
+	}
 	return c.StepSize * math.Pow(1+(c.StepDecay*c.StepSize)*float64(t), -c.stepPower())
+}
+
+// Schedule returns the step schedule as the certified bound states it,
+// η(t) = η₀/(1 + η₀·λ_η·t) with η₀ = StepSize and λ_η = StepDecay (the
+// learner's a), and whether the learner's schedule is of that form: a
+// constant step, or StepPower c = 1. The exponent c < 1 of the
+// practitioner's profile has no such form (ok = false).
+func (c Config) Schedule() (s bound.Schedule, ok bool) {
+	return bound.Schedule{Eta0: c.StepSize, Decay: c.StepDecay}, c.StepDecay == 0 || c.stepPower() == 1
 }
 
 // ForLoss returns c with Dim and Outputs set from the loss: its feature

@@ -444,3 +444,80 @@ func checkProgress(p *Progress, inserts, classes int, fail func(field, format st
 	}
 	return nil
 }
+
+// The certifiable profile (docs/theory.md §16.10): the practitioner's
+// learner restricted to what the scheduled bound of package bound proves,
+// so that a noised release after an approximate forget derives an α of
+// order G/(λT) that shrinks with the stream.
+const (
+	// CertifiableAveragePower is the profile's κ of polynomial-decay
+	// averaging: κ ≥ 1 keeps the last iterate's order of sensitivity
+	// (docs/theory.md §16.5).
+	CertifiableAveragePower = 2
+	// CertifiableLambda is the ridge λ the profile recommends (the CLI's
+	// --lambda default under --profile certifiable), for features in [0, 1]
+	// and the default sample bound √d (Fashion-MNIST's pixels divided by 255,
+	// d = 784: the releases at ε = 1 score as the model; docs/results-real.md).
+	CertifiableLambda = 1
+)
+
+// CertifiableProfile returns c with the certifiable profile on, for a
+// logistic loss of ridge λ > 0 and the sample bound c.SampleBound = B > 0
+// (required: the norm of a payload as the loss sees it, refused above):
+//
+//   - no curvature memory (Memory = 0: H = γ₀I, γ₀ = InitialScale kept),
+//     no damping, no standardization (statistics of the rows are not
+//     public); features are scaled only by a fixed, declared map applied
+//     before the sample bound (the data's own scale, e.g. pixels / 255);
+//   - a regularized intercept (Intercept and RidgeIntercept): μ = λ,
+//     L = λ + B̂²/4 with B̂ = √(B² + 1) the bound of the payload (x, 1);
+//   - the schedule η(t) = η₀/(1 + η₀λt) (StepDecay = λ, StepPower = 1: the
+//     bound's λ_η = γ₀μ) with η₀ = 1/(γ₀(L + μ)), so that η₀γ₀(L + μ) ≤ 2
+//     (Theorem 16.5's conditions);
+//   - the radius W = B̂/(2λ), which holds the ridge-logistic minimizer
+//     (‖w*‖ ≤ ‖∇F(0)‖/λ ≤ B̂/(2λ)), kept if c.Radius is larger;
+//   - polynomial-decay averaging from the first insert with
+//     κ = CertifiableAveragePower.
+//
+// Progress is kept as set (it does not change the trajectory). The result
+// is what [Config.CheckCertifiableProfile] accepts.
+func (c Config) CertifiableProfile(lambda float64) Config {
+	bh := math.Sqrt(c.SampleBound*c.SampleBound + 1)
+	l := lambda + bh*bh/4
+	c.Memory, c.Damping, c.Standardize = 0, 0, false
+	c.PairAngle, c.PairMin, c.PairMax = 0, 0, 0
+	c.Intercept, c.RidgeIntercept = true, true
+	c.StepSize = 1 / (c.InitialScale * (l + lambda))
+	c.StepDecay, c.StepPower = c.InitialScale*lambda, 1
+	c.Radius = max(c.Radius, bh/(2*lambda))
+	c.Average, c.AverageStart, c.AveragePower = true, 0, CertifiableAveragePower
+	return c
+}
+
+// CheckCertifiableProfile reports, as a *ConfigError naming the field,
+// the first option of c that the scheduled bound (docs/theory.md §16)
+// does not cover: a curvature memory (Memory > 0), Standardize, an
+// intercept without RidgeIntercept, a schedule exponent other than 1, no
+// Radius or no SampleBound. Every other value is covered (the bound is
+// sound for any schedule decay and averaging; §16.10 says which values
+// make it small).
+func (c Config) CheckCertifiableProfile() error {
+	bad := func(field, symbol string, v any, want string) error {
+		return &ConfigError{Field: field, Symbol: symbol, Value: v, Want: want}
+	}
+	switch {
+	case c.Memory != 0:
+		return bad("Memory", "tau", c.Memory, "must be 0 in the certifiable profile: a curvature memory leaves α at the diameter or a floor that does not decay (docs/theory.md §16.9)")
+	case c.Standardize:
+		return bad("Standardize", "standardize", true, "is refused in the certifiable profile: the statistics are functions of every row, the deleted ones included; scale the features by a fixed, declared map instead")
+	case c.Intercept && !c.RidgeIntercept:
+		return bad("RidgeIntercept", "intercept ridge", false, "must be on with an intercept in the certifiable profile: an unregularized intercept has no contraction (μ = 0)")
+	case c.StepDecay > 0 && c.stepPower() != 1:
+		return bad("StepPower", "c", c.StepPower, "must be 1 in the certifiable profile: the proved schedule is η₀/(1 + η₀·a·t)")
+	case !(c.Radius > 0):
+		return bad("Radius", "W", c.Radius, "must be positive in the certifiable profile")
+	case !(c.SampleBound > 0):
+		return bad("SampleBound", "B", c.SampleBound, "must be positive in the certifiable profile")
+	}
+	return nil
+}

@@ -180,7 +180,13 @@ func (s *Store) pendingDeletion(ctx context.Context, q querier, r Request, state
 	if t > state.T() {
 		return nil, false, nil
 	}
-	return &certify.Deletion{Ages: slices.Clone(r.Ages), Horizon: state.T() - t, Intervention: b}, true, nil
+	d := &certify.Deletion{Ages: slices.Clone(r.Ages), Horizon: state.T() - t, Intervention: b}
+	if state.Config().Memory == 0 {
+		// Every event of the log is an insert: the count at the
+		// intervention is the learner's T₀ (the scheduled bound's).
+		d.Steps = t
+	}
+	return d, true, nil
 }
 
 // lastRetained returns the last n inserts of the log whose payload is not

@@ -36,6 +36,9 @@ func certifiableSummary(cfg olbfgs.Config) string {
 		return "not certifiable: a noised release needs --radius and --sample-bound (init); only exact releases (every forget served by replay) can be published"
 	}
 	s := fmt.Sprintf("certifiable: radius W = %.4g, sample bound B = %.4g, ", cfg.Radius, cfg.SampleBound)
+	if cfg.CheckCertifiableProfile() == nil {
+		return s + "no curvature memory, schedule η₀/(1 + η₀·a·t) (a noised release after an approximate forget derives α from the step count: it shrinks with the stream; docs/theory.md §16)"
+	}
 	if cfg.PairAngle > 0 {
 		return s + fmt.Sprintf("pair guard r̄ = %.4g with sᵀy/‖s‖² in [%.4g, %.4g] (a noised release can derive α below the diameter)", cfg.PairAngle, cfg.PairMin, cfg.PairMax)
 	}

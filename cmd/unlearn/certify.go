@@ -248,6 +248,16 @@ func printUtility(w io.Writer, c *certify.Certificate, _ *certify.Release) {
 		return
 	}
 	fmt.Fprintf(w, "noise: expected ‖noise‖ = σ·√d ≈ %.4g; every un-noised model has ‖w‖ ≤ W' = %.4g (the learner's radius)\n", nn, rad)
+	if b := c.Config.SampleBound; b > 0 {
+		// What decides usefulness: the noise's effect on a score xᵀw is
+		// xᵀn ~ N(0, σ²‖x‖²), and every accepted row has ‖x‖ ≤ B (with an
+		// intercept, the payload (x, 1)).
+		if c.Config.Intercept {
+			b = math.Sqrt(b*b + 1)
+		}
+		sd := c.SigmaApplied * b
+		fmt.Fprintf(w, "noise on a score: xᵀn ~ N(0, σ²‖x‖²), standard deviation ≤ σ·B = %.4g, 99th percentile of |xᵀn| ≤ %.4g for every accepted row (‖x‖ ≤ B = %.4g); compare with the spread of the scores xᵀw on held-out rows (unlearn evaluate --release)\n", sd, 2.5758*sd, b)
+	}
 	if nn >= rad {
 		fmt.Fprintf(w, "WARNING: the expected noise norm is %.3g × the radius W' that bounds every un-noised model: the noise is larger than the model can be, so the release is likely of little use; see docs/theory.md on tightening α (a smaller radius, the pair guard, exact replay)\n", nn/rad)
 	}

@@ -108,7 +108,7 @@ func TestProfileFlags(t *testing.T) {
 	assert.NotContains(t, out, "progressive")
 
 	_, err = runCLI(t, "train", "--data", data, "--label", "y", "--profile", "fast", "--out", p)
-	require.ErrorContains(t, err, `--profile: "fast": want paper or practitioner`)
+	require.ErrorContains(t, err, `--profile: "fast": want paper, practitioner or certifiable`)
 	_, err = runCLI(t, "train", "--data", data, "--label", "y", "--profile", "practitioner", "--step-power", "2", "--out", p)
 	require.ErrorContains(t, err, "--step-power")
 }

@@ -17,6 +17,7 @@ import (
 const (
 	profilePaper        = "paper"
 	profilePractitioner = "practitioner"
+	profileCertifiable  = "certifiable"
 )
 
 // learnerFlags are the flags that configure the learner in train and init:
@@ -38,8 +39,11 @@ type learnerFlags struct {
 }
 
 func (lf *learnerFlags) register(f *pflag.FlagSet) {
-	f.StringVar(&lf.profile, "profile", profilePaper, "learner profile: paper (the paper's o-LBFGS: constant η, last iterate, raw features) or practitioner "+
-		"(an intercept, standardized features, averaged iterates, damped pairs, a decaying step and progressive statistics, with defaults that need no tuning; docs/data.md); the flags below override it")
+	f.StringVar(&lf.profile, "profile", profilePaper, "learner profile: paper (the paper's o-LBFGS: constant η, last iterate, raw features), practitioner "+
+		"(an intercept, standardized features, averaged iterates, damped pairs, a decaying step and progressive statistics, with defaults that need no tuning; docs/data.md) "+
+		"or certifiable (logistic: the practitioner's learner as docs/theory.md §16.10 proves it — no curvature memory, a ridged intercept, η₀/(1 + η₀λt), "+
+		"polynomial-decay averaging, radius B̂/(2λ), sample bound --sample-bound, √d unless given (features in [0, 1]), λ = 1 unless --lambda; features scaled only by the data's fixed --scale, never standardized — "+
+		"so that a noised release after an approximate forget derives an α that shrinks with the stream); the flags below override it")
 	f.IntVar(&lf.tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
 	if !lf.etaGrid {
 		f.Float64Var(&lf.eta, "eta", olbfgs.DefaultStepSize, "step size η (the practitioner profile: 0.1)")
@@ -63,13 +67,16 @@ func (lf *learnerFlags) register(f *pflag.FlagSet) {
 // checks the flag's value.
 func (lf *learnerFlags) practitioner() (bool, error) {
 	switch lf.profile {
-	case profilePaper:
+	case profilePaper, profileCertifiable:
 		return false, nil
 	case profilePractitioner:
 		return true, nil
 	}
-	return false, flagError("profile", "%q: want paper or practitioner", lf.profile)
+	return false, flagError("profile", "%q: want paper, practitioner or certifiable", lf.profile)
 }
+
+// certifiableProfile reports whether --profile certifiable was chosen.
+func (lf *learnerFlags) certifiableProfile() bool { return lf.profile == profileCertifiable }
 
 // lambdaDefault sets the data flags' λ to the profile's when --lambda is
 // not given (the practitioner profile recommends PractitionerLambda).
@@ -81,6 +88,9 @@ func (lf *learnerFlags) lambdaDefault(fl *pflag.FlagSet, df *dataFlags) error {
 	if prac && !fl.Changed("lambda") {
 		df.lambda = olbfgs.PractitionerLambda
 	}
+	if lf.certifiableProfile() && !fl.Changed("lambda") {
+		df.lambda = olbfgs.CertifiableLambda
+	}
 	return nil
 }
 
@@ -90,7 +100,7 @@ func (lf *learnerFlags) check() error {
 	if _, err := lf.practitioner(); err != nil {
 		return err
 	}
-	if lf.tau < 1 {
+	if lf.tau < 1 && !lf.certifiableProfile() {
 		return flagError("tau", "%d must be at least 1", lf.tau)
 	}
 	if !(lf.eta > 0) || math.IsInf(lf.eta, 0) {
@@ -105,6 +115,9 @@ func (lf *learnerFlags) check() error {
 func (lf *learnerFlags) config(fl *pflag.FlagSet, h stream.Header) (olbfgs.Config, error) {
 	if err := lf.check(); err != nil {
 		return olbfgs.Config{}, err
+	}
+	if lf.certifiableProfile() {
+		return lf.certifiableConfig(fl, h)
 	}
 	prac, _ := lf.practitioner()
 	cfg := olbfgs.Config{Dim: h.D, Memory: lf.tau, StepSize: lf.eta, InitialScale: lf.gamma0, CurvatureTol: lf.curvatureTol}
@@ -307,4 +320,82 @@ func warnSingleClass(w io.Writer, l *olbfgs.Learner, h stream.Header, next func(
 				100*float64(pred[k])/float64(n), n, name(k), 100*float64(lab[k])/float64(n))
 		}
 	}
+}
+
+// certifiableConfig is config for --profile certifiable: the profile of
+// olbfgs.Config.CertifiableProfile for the header's λ and the sample bound
+// (--sample-bound, default √d: every feature in [0, 1]), then each flag
+// given on the command line that the scheduled bound covers; a flag it
+// does not cover (a curvature memory, standardization, an unridged
+// intercept, a schedule exponent other than 1, pair damping or a pair
+// guard, a loss other than logistic) is refused, naming it.
+func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (olbfgs.Config, error) {
+	if h.Kind != stream.KindLogistic {
+		return olbfgs.Config{}, flagError("profile", "certifiable: the scheduled bound is derived here for the logistic loss only, not %s", h.Kind)
+	}
+	refuse := []struct {
+		name string
+		bad  bool
+		why  string
+	}{
+		{"tau", fl.Changed("tau") && lf.tau != 0, "must be 0 in the certifiable profile: a curvature memory leaves α at the diameter or at a floor that does not decay (docs/theory.md §16.9)"},
+		{"standardize", lf.standardize, "is refused in the certifiable profile: its statistics are functions of every row, the deleted ones included; use the data's fixed --scale"},
+		{"ridge-intercept", fl.Changed("ridge-intercept") && !lf.ridgeIntercept, "must stay on in the certifiable profile: an unregularized intercept has no contraction (μ = 0)"},
+		{"step-power", fl.Changed("step-power") && lf.stepPower != 1, "must be 1 in the certifiable profile: the proved schedule is η₀/(1 + η₀·a·t)"},
+		{"damping", fl.Changed("damping") && lf.damping != 0, "has no effect without a curvature memory and is refused in the certifiable profile"},
+		{"pair-angle", lf.certifiable.pairAngle != 0, "is refused in the certifiable profile: it has no curvature memory to guard"},
+	}
+	for _, r := range refuse {
+		if r.bad {
+			return olbfgs.Config{}, flagError(r.name, "%s", r.why)
+		}
+	}
+	cfg := olbfgs.Config{Dim: h.D, StepSize: lf.eta, InitialScale: lf.gamma0, CurvatureTol: lf.curvatureTol, Progress: lf.progress}
+	cfg.SampleBound = math.Sqrt(float64(h.D))
+	if fl.Changed("sample-bound") {
+		cfg.SampleBound = lf.certifiable.sampleBound
+	}
+	if !(cfg.SampleBound > 0) || math.IsInf(cfg.SampleBound, 0) {
+		return cfg, flagError("sample-bound", "%v must be positive and finite in the certifiable profile", cfg.SampleBound)
+	}
+	if !(h.Lambda > 0) {
+		return cfg, flagError("lambda", "%v must be positive in the certifiable profile (μ = λ: the bound's contraction)", h.Lambda)
+	}
+	cfg = cfg.CertifiableProfile(h.Lambda)
+	if fl.Changed("radius") {
+		cfg.Radius = lf.certifiable.radius
+	}
+	if fl.Changed("eta") {
+		cfg.StepSize = lf.eta
+	}
+	if fl.Changed("step-decay") {
+		cfg.StepDecay = lf.stepDecay
+	}
+	if fl.Changed("intercept") {
+		cfg.Intercept, cfg.RidgeIntercept = lf.intercept, lf.intercept
+	}
+	if fl.Changed("average") {
+		cfg.Average = lf.average
+	}
+	if fl.Changed("average-power") {
+		cfg.AveragePower = lf.averagePower
+	}
+	if fl.Changed("average-start") {
+		cfg.AverageStart = lf.averageStart
+	}
+	if !cfg.Average {
+		cfg.AveragePower, cfg.AverageStart = 0, 0
+	}
+	if err := cfg.Validate(); err != nil {
+		return cfg, configFlagError(err)
+	}
+	if err := cfg.CheckCertifiableProfile(); err != nil {
+		return cfg, configFlagError(err)
+	}
+	if loss, err := h.Loss(); err == nil {
+		if err := cfg.ValidateFor(loss); err != nil {
+			return cfg, configFlagError(err)
+		}
+	}
+	return cfg, nil
 }

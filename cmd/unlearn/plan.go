@@ -1,6 +1,8 @@
 package main
 
 import (
+	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -18,7 +20,8 @@ func newPlanCmd() *cobra.Command {
 	var (
 		streamFile, ages, intervention, calibration, format, taus string
 		epsilon, delta, eta, gamma0                               float64
-		replayed                                                  int
+		replayed, steps                                           int
+		profile                                                   string
 		certifiable                                               certifiableFlags
 	)
 	cmd := &cobra.Command{
@@ -78,6 +81,11 @@ intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
 				}
 				schedules = append(schedules, certify.Deletion{Ages: a, Intervention: b, Replayed: replayed})
 			}
+			if profile == profileCertifiable {
+				return planCertifiable(cmd, h, schedules, certifiable, steps, epsilon, delta, cal, changed("sample-bound"), changed("radius"))
+			} else if profile != profilePaper {
+				return flagError("profile", "%q: want paper or certifiable", profile)
+			}
 			var tauList []int
 			for _, f := range strings.Split(taus, ",") {
 				v, err := strconv.Atoi(strings.TrimSpace(f))
@@ -120,6 +128,61 @@ intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
 	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0")
 	f.StringVar(&calibration, "calibration", "analytic", "noise calibration: analytic or classic (ε < 1)")
 	f.StringVar(&format, "format", "markdown", "output: markdown, csv or json")
+	f.StringVar(&profile, "profile", profilePaper, "paper (the flags below configure the learner) or certifiable (the init --profile certifiable learner for the header's λ: prints α at --steps T and at 10·T)")
+	f.IntVar(&steps, "steps", 0, "with --profile certifiable: the learner's count of inserts T at the request (required)")
 	certifiable.register(f)
 	return cmd
+}
+
+// planCertifiable prints, for the certifiable profile's learner, the α of
+// every planned request at the learner's count T and after 9·T more
+// inserts (the same deleted inserts, 10·T in all), with σ at (ε, δ): the
+// decay a user weighs before choosing forget --max-replay.
+func planCertifiable(cmd *cobra.Command, h stream.Header, schedules []certify.Deletion, cf certifiableFlags, steps int, eps, delta float64, cal noise.Calibration, bChanged, wChanged bool) error {
+	if steps < 1 || steps > 1<<24 {
+		return flagError("steps", "%d: the learner's insert count T, in [1, 2^24], is required with --profile certifiable", steps)
+	}
+	if h.Kind != stream.KindLogistic || !(h.Lambda > 0) {
+		return flagError("profile", "certifiable: a logistic loss with λ > 0, not %s (λ = %v)", h.Kind, h.Lambda)
+	}
+	cfg := olbfgs.DefaultConfig(h.D)
+	cfg.SampleBound = math.Sqrt(float64(h.D))
+	if bChanged {
+		cfg.SampleBound = cf.sampleBound
+	}
+	cfg = cfg.CertifiableProfile(h.Lambda)
+	if wChanged {
+		cfg.Radius = cf.radius
+	}
+	if err := cfg.Validate(); err != nil {
+		return configFlagError(err)
+	}
+	w := cmd.OutOrStdout()
+	fmt.Fprintf(w, "| request | ages | α at T = %d | σ | α at 10·T = %d | σ |\n| --- | --- | ---: | ---: | ---: | ---: |\n", steps, 10*steps)
+	for i, s := range schedules {
+		row := []string{strconv.Itoa(i + 1), fmt.Sprint(s.Ages)}
+		for _, k := range []int{1, 10} {
+			d := s
+			d.Steps = k * steps
+			d.Ages = make([]int, len(s.Ages))
+			for j, a := range s.Ages {
+				if a >= steps {
+					return flagError("ages", "request %d: age %d is not below --steps %d", i+1, a, steps)
+				}
+				d.Ages[j] = a + (k-1)*steps
+			}
+			sens, err := certify.DerivedAlpha(cfg, h, &d)
+			if err != nil {
+				return certifyFlagError(err)
+			}
+			sigma, err := noise.Sigma(cal, sens.Alpha, eps, delta)
+			if err != nil {
+				return certifyFlagError(err)
+			}
+			row = append(row, fmt.Sprintf("%.4g", sens.Alpha), fmt.Sprintf("%.4g", sigma))
+		}
+		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
+	}
+	fmt.Fprintf(w, "diameter 2W' = %.4g; a score xᵀw moves by N(0, σ²‖x‖²), ‖x‖ ≤ B = %.4g\n", 2*cfg.RadiusBound(), cfg.SampleBound)
+	return nil
 }
