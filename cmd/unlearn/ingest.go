@@ -190,6 +190,9 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	want := s.Header()
 	lossFromModel(cmd.Flags(), &opts, path, want.Kind, want.D, want.Lambda)
 	in.contractDefaults(cmd.Flags(), &opts, path)
+	if err := requireEveryClassFirst(s, path, opts); err != nil {
+		return err
+	}
 	hdr, r, err := in.openData(path, opts)
 	if err != nil {
 		return err

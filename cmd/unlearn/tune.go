@@ -112,6 +112,9 @@ per pair on one core.`,
 				events = append(events, e)
 			}
 			r.Close()
+			if err := requireEveryClassIn(data, opts, hdr, events); err != nil {
+				return err
+			}
 			nHeld := int(math.Round(holdout * float64(len(events))))
 			if nHeld < 1 || nHeld >= len(events) {
 				return flagError("holdout", "%v of %d rows leaves no row to train on or to hold out", holdout, len(events))
