@@ -91,7 +91,7 @@ func TestCrashChild(t *testing.T) {
 			// approximate path (a random intervention).
 			var o ForgetOptions
 			if rng.IntN(4) == 0 {
-				o = ForgetOptions{MaxReplay: 1 + rng.IntN(200), Intervention: Interventions()[rng.IntN(len(Interventions()))]}
+				o = ForgetOptions{Noise: testNoise(), MaxReplay: 1 + rng.IntN(200), Intervention: Interventions()[rng.IntN(len(Interventions()))]}
 			}
 			// One request in two names the ids by their keys.
 			forget := s.Forget

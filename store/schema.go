@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -227,6 +227,47 @@ ALTER TABLE forget_requests ADD COLUMN erased_releases TEXT;
 -- encoding of the sample (store/payload.go); no table changes.
 SELECT 1;
 `,
+	// Version 6: integrity (checksum.go, integrity.go) and noised
+	// approximate forgets (forget.go). The sums of the rows already stored
+	// are computed by fillSums, in the migration's transaction.
+	`
+-- The SHA-256 of each row's content (store/checksum.go), written with the
+-- row and verified by every reader that trusts it. NULL only between this
+-- statement and fillSums, in the migration's own transaction.
+ALTER TABLE events ADD COLUMN sha256 BLOB;
+ALTER TABLE checkpoints ADD COLUMN sha256 BLOB;
+ALTER TABLE state ADD COLUMN sha256 BLOB;
+ALTER TABLE releases ADD COLUMN sha256 BLOB;
+ALTER TABLE keys ADD COLUMN sha256 BLOB;
+
+-- An approximate request from version 6 on keeps only a noised state: the
+-- intervention's output plus Gaussian noise, a certified release (kept in
+-- releases, charged by the caller) from which the store continues. noised =
+-- 0 marks a request served before version 6, whose state and checkpoints
+-- kept the deleted data's un-noised influence until it is resolved.
+-- release is the kept release it published (NULL once a later forget
+-- erased it); alpha_source, alpha, sigma, epsilon and delta are its
+-- certificate's; disclosed_ages the ages its certificate discloses
+-- (rounded: docs/trust.md), while ages keeps the exact ones for the
+-- operator.
+ALTER TABLE forget_requests ADD COLUMN noised INTEGER NOT NULL DEFAULT 0 CHECK (noised IN (0, 1));
+ALTER TABLE forget_requests ADD COLUMN release INTEGER;
+ALTER TABLE forget_requests ADD COLUMN alpha_source TEXT;
+ALTER TABLE forget_requests ADD COLUMN alpha REAL;
+ALTER TABLE forget_requests ADD COLUMN sigma REAL;
+ALTER TABLE forget_requests ADD COLUMN epsilon REAL;
+ALTER TABLE forget_requests ADD COLUMN delta REAL;
+ALTER TABLE forget_requests ADD COLUMN disclosed_ages TEXT;
+-- The log head when the request was served (NULL before version 6): the
+-- resolution policy counts the events ingested since.
+ALTER TABLE forget_requests ADD COLUMN head INTEGER;
+`,
+}
+
+// migrationHooks[v] runs after migrations[v-1], in the same transaction,
+// for what SQL alone cannot do.
+var migrationHooks = map[int]func(ctx context.Context, tx *sql.Tx) error{
+	6: fillSums,
 }
 
 // migrate brings the schema of db up to SchemaVersion in one transaction.
@@ -252,6 +293,11 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	for ; v < SchemaVersion; v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("migration to version %d: %w", v+1, err)
+		}
+		if hook := migrationHooks[v+1]; hook != nil {
+			if err := hook(ctx, tx); err != nil {
+				return fmt.Errorf("migration to version %d: %w", v+1, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
 			v+1, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {
