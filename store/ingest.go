@@ -36,8 +36,10 @@ type IngestOptions struct {
 	// (as stored: the shorter of the dense and sparse encodings of its
 	// dense form) and the same key (none, or the same string) is skipped
 	// and counted in IngestResult.Skipped; one whose payload or key
-	// differs is refused (ErrEvent), naming the id and the line. A
-	// forgotten id is refused either way.
+	// differs is refused (ErrEvent), naming the id and the line. An event
+	// of a forgotten id is skipped too (IngestResult.SkippedForgotten:
+	// its payload was erased, so it cannot be compared, and a forgotten
+	// id is never ingested again); without SkipIdentical it is refused.
 	SkipIdentical bool
 }
 
@@ -55,9 +57,10 @@ type IngestResult struct {
 	// in the source (0 when the source has no Line method).
 	LastID   int64
 	LastLine int
-	// Skipped counts the events skipped as already in the log
+	// Skipped counts the events skipped as already in the log, and
+	// SkippedForgotten those skipped as of forgotten ids
 	// (IngestOptions.SkipIdentical).
-	Skipped int
+	Skipped, SkippedForgotten int
 	// Resolved is the resolution the store's policy (ResolvePolicy) made
 	// after the last batch, or nil.
 	Resolved *ForgetReport
@@ -143,8 +146,8 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 
 // ingestBatch is one batch's progress.
 type ingestBatch struct {
-	n, ckpts, skipped, line int
-	last                    int64
+	n, ckpts, skipped, forgotten, line int
+	last                               int64
 }
 
 func (s *Store) ingest(src EventSource, o IngestOptions) (IngestResult, error) {
@@ -178,6 +181,7 @@ func (s *Store) ingest(src EventSource, o IngestOptions) (IngestResult, error) {
 			return res, err
 		}
 		res.Skipped += b.skipped
+		res.SkippedForgotten += b.forgotten
 		if b.n > 0 {
 			res.Events += b.n
 			res.Batches++
@@ -239,10 +243,13 @@ func (s *Store) ingestBatch(tx *sql.Tx, src EventSource, o IngestOptions, lineOf
 			return false, err
 		} else if k == 0 {
 			same, err := s.sameEvent(tx, e.ID, payload, key, o.SkipIdentical)
-			if err != nil {
+			switch {
+			case errors.Is(err, errForgottenSkipped):
+				b.forgotten++
+				continue
+			case err != nil:
 				return false, fail(err)
-			}
-			if same {
+			case same:
 				b.skipped++
 				continue
 			}
@@ -291,7 +298,11 @@ func (s *Store) sameEvent(tx *sql.Tx, id int64, payload []byte, key string, skip
 	var erased bool
 	err := tx.QueryRow(`SELECT seq, payload IS NULL, payload, sha256 FROM events WHERE id = ?`, id).Scan(&seq, &erased, &stored, &sum)
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && erased) {
-		return false, s.whyRefused(tx, id)
+		forgotten, why := s.whyRefused(tx, id)
+		if skip && forgotten {
+			return false, errForgottenSkipped
+		}
+		return false, why
 	}
 	if err != nil {
 		return false, err
@@ -315,17 +326,18 @@ func (s *Store) sameEvent(tx *sql.Tx, id int64, payload []byte, key string, skip
 	return true, nil
 }
 
-// whyRefused explains why the insert of id was not stored.
-func (s *Store) whyRefused(tx *sql.Tx, id int64) error {
+// whyRefused reports whether id is forgotten and explains why its insert
+// was not stored (why is never nil).
+func (s *Store) whyRefused(tx *sql.Tx, id int64) (forgotten bool, why error) {
 	var req int64
 	err := tx.QueryRow(`SELECT request FROM forgotten WHERE id = ?`, id).Scan(&req)
 	switch {
 	case err == nil:
-		return fmt.Errorf("%w: id %d was forgotten (request %d); a forgotten id is never ingested again", ErrEvent, id, req)
+		return true, fmt.Errorf("%w: id %d was forgotten (request %d); a forgotten id is never ingested again", ErrEvent, id, req)
 	case !errors.Is(err, sql.ErrNoRows):
-		return err
+		return false, err
 	}
-	return fmt.Errorf("%w: id %d is already in the log (ids are unique)", ErrEvent, id)
+	return false, fmt.Errorf("%w: id %d is already in the log (ids are unique)", ErrEvent, id)
 }
 
 // Events returns an EventSource over a slice of events (for callers that
@@ -344,3 +356,7 @@ func (s *sliceSource) Next() (stream.Event, error) {
 	s.i++
 	return s.events[s.i-1], nil
 }
+
+// errForgottenSkipped marks an event of a forgotten id that a resumed
+// ingest skips (never returned to a caller).
+var errForgottenSkipped = errors.New("store: an event of a forgotten id, skipped")

@@ -113,11 +113,17 @@ func TestIngestResume(t *testing.T) {
 	_, err = s.Check()
 	require.NoError(t, err)
 
-	// A forgotten id is refused even on resume.
+	// A forgotten id is refused, and skipped on resume (never ingested
+	// again either way).
 	_, err = s.Forget([]int64{5}, ForgetOptions{SkipVacuum: true})
 	require.NoError(t, err)
-	_, err = s.IngestEvents(keyedFile(h.Events), IngestOptions{SkipIdentical: true})
+	_, err = s.IngestEvents(keyedFile(h.Events[4:5]), IngestOptions{})
 	require.ErrorContains(t, err, "id 5 was forgotten")
+	res, err = s.IngestEvents(keyedFile(h.Events), IngestOptions{SkipIdentical: true})
+	require.NoError(t, err)
+	require.Equal(t, 1, res.SkippedForgotten)
+	require.Equal(t, 49, res.Skipped)
+	require.Zero(t, res.Events)
 }
 
 // TestForgetBatch: a batch of requests is served by one replay and
