@@ -76,11 +76,21 @@ func (s *Store) verify(ctx context.Context, q querier, level checkLevel, allowSt
 	if s.damage != nil && !allowState {
 		return s.damage
 	}
-	for _, check := range []func(context.Context, querier) error{
-		s.verifyLog, verifyIndexes, verifyErased, verifyTombstones, s.verifyState,
-		s.verifyCheckpoints, s.verifyReleases, verifyKeys,
+	c, err := readLogCounts(ctx, q)
+	if err != nil {
+		return err
+	}
+	for _, check := range []func() error{
+		func() error { return s.verifyLog(c) },
+		func() error { return verifyIndexes(ctx, q, c) },
+		func() error { return verifyErased(ctx, q, c) },
+		func() error { return verifyTombstones(ctx, q) },
+		func() error { return s.verifyState(ctx, q, c) },
+		func() error { return s.verifyCheckpoints(ctx, q, c, level) },
+		func() error { return s.verifyReleases(ctx, q) },
+		func() error { return verifyKeys(ctx, q) },
 	} {
-		if err := check(ctx, q); err != nil {
+		if err := check(); err != nil {
 			return err
 		}
 	}
@@ -153,29 +163,34 @@ func (s *Store) verifyConfigSum(ctx context.Context, q querier) error {
 	return checkConfigSum(meta)
 }
 
-// logCounts are the aggregates of the events table the invariants use.
+// logCounts are the aggregates of the events table the invariants use,
+// read in one scan of the table (and one of its index on id).
 type logCounts struct {
 	events, live, deletedTombstones int64
 	maxSeq, minErased               int64 // minErased −1: nothing erased
+	// table and index are the count and two checksums of (id, seq) read
+	// through the table and through its index on id.
+	table, index [3]int64
 }
 
 func readLogCounts(ctx context.Context, q querier) (logCounts, error) {
 	var c logCounts
-	err := q.QueryRowContext(ctx, `SELECT count(*), count(payload), COALESCE(max(seq), 0),
-		COALESCE(min(CASE WHEN payload IS NULL THEN seq END), -1) FROM events`).Scan(&c.events, &c.live, &c.maxSeq, &c.minErased)
+	const agg = `count(*), COALESCE(sum(id % 1000000007), 0), COALESCE(sum((id % 1000003) * 31 + seq % 1000000007), 0)`
+	err := q.QueryRowContext(ctx, `SELECT count(payload), COALESCE(max(seq), 0), COALESCE(min(CASE WHEN payload IS NULL THEN seq END), -1), `+agg+`
+		FROM events NOT INDEXED`).Scan(&c.live, &c.maxSeq, &c.minErased, &c.table[0], &c.table[1], &c.table[2])
 	if err != nil {
 		return c, err
+	}
+	c.events = c.table[0]
+	if err := q.QueryRowContext(ctx, `SELECT `+agg+` FROM events INDEXED BY sqlite_autoindex_events_1`).Scan(&c.index[0], &c.index[1], &c.index[2]); err != nil {
+		return c, corrupt("the index of the log on id", "unreadable: %v", err)
 	}
 	err = q.QueryRowContext(ctx, `SELECT count(*) FROM forgotten f WHERE NOT EXISTS (SELECT 1 FROM events e WHERE e.id = f.id)`).Scan(&c.deletedTombstones)
 	return c, err
 }
 
 // verifyLog checks the head against the log and the tombstones.
-func (s *Store) verifyLog(ctx context.Context, q querier) error {
-	c, err := readLogCounts(ctx, q)
-	if err != nil {
-		return err
-	}
+func (s *Store) verifyLog(c logCounts) error {
 	switch {
 	case c.maxSeq > s.head:
 		return corrupt("the log", "an event has seq %d, above the log head %d", c.maxSeq, s.head)
@@ -188,17 +203,9 @@ func (s *Store) verifyLog(ctx context.Context, q querier) error {
 
 // verifyIndexes compares the events and keys tables with their indexes on
 // id: the count and a checksum of (id, seq) read through each.
-func verifyIndexes(ctx context.Context, q querier) error {
-	const agg = `count(*), COALESCE(sum(id % 1000000007), 0), COALESCE(sum((id % 1000003) * 31 + seq % 1000000007), 0)`
-	var a, b [3]int64
-	if err := q.QueryRowContext(ctx, `SELECT `+agg+` FROM events NOT INDEXED`).Scan(&a[0], &a[1], &a[2]); err != nil {
-		return err
-	}
-	if err := q.QueryRowContext(ctx, `SELECT `+agg+` FROM events INDEXED BY sqlite_autoindex_events_1`).Scan(&b[0], &b[1], &b[2]); err != nil {
-		return corrupt("the index of the log on id", "unreadable: %v", err)
-	}
-	if a != b {
-		return corrupt("the index of the log on id", "it does not agree with the log (%d entries, %d rows): rebuild it with REINDEX after a backup, then run 'unlearn status --check'", b[0], a[0])
+func verifyIndexes(ctx context.Context, q querier, c logCounts) error {
+	if c.table != c.index {
+		return corrupt("the index of the log on id", "it does not agree with the log (%d entries, %d rows): rebuild it with REINDEX after a backup, then run 'unlearn status --check'", c.index[0], c.table[0])
 	}
 	// keys is WITHOUT ROWID: reading sha256 (not in the id index) scans
 	// the table itself.
@@ -217,19 +224,28 @@ func verifyIndexes(ctx context.Context, q querier) error {
 }
 
 // verifyErased checks that every erased payload was erased by a pending
-// approximate request, and that no tombstoned id has a payload.
-func verifyErased(ctx context.Context, q querier) error {
-	var seq, id int64
-	err := q.QueryRowContext(ctx, `SELECT e.seq, e.id FROM events e
-		LEFT JOIN forgotten f ON f.id = e.id LEFT JOIN forget_requests r ON r.request = f.request
-		WHERE e.payload IS NULL AND (r.request IS NULL OR r.path != 'approximate' OR r.resolved_by IS NOT NULL) LIMIT 1`).Scan(&seq, &id)
-	if err == nil {
-		return corrupt(fmt.Sprintf("event seq %d (id %d)", seq, id), "its payload is NULL, but no pending approximate request erased it")
-	} else if !errors.Is(err, sql.ErrNoRows) {
+// approximate request, and that no tombstoned id has a payload. Both are
+// read from the tombstones' side (through the index on id), so that the
+// log is not scanned again: the erased rows explained by a pending
+// request must be all of them (their count is the scan's).
+func verifyErased(ctx context.Context, q querier, c logCounts) error {
+	var explained int64
+	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM forgotten f JOIN events e ON e.id = f.id JOIN forget_requests r ON r.request = f.request
+		WHERE e.payload IS NULL AND r.path = 'approximate' AND r.resolved_by IS NULL`).Scan(&explained); err != nil {
 		return err
 	}
-	var req int64
-	err = q.QueryRowContext(ctx, `SELECT e.seq, e.id, f.request FROM events e JOIN forgotten f ON f.id = e.id WHERE e.payload IS NOT NULL LIMIT 1`).Scan(&seq, &id, &req)
+	if erased := c.events - c.live; explained != erased {
+		var seq, id int64
+		err := q.QueryRowContext(ctx, `SELECT e.seq, e.id FROM events e
+			LEFT JOIN forgotten f ON f.id = e.id LEFT JOIN forget_requests r ON r.request = f.request
+			WHERE e.payload IS NULL AND (r.request IS NULL OR r.path != 'approximate' OR r.resolved_by IS NOT NULL) LIMIT 1`).Scan(&seq, &id)
+		if err != nil {
+			return corrupt("the log", "%d payloads are NULL, but pending approximate requests erased %d", erased, explained)
+		}
+		return corrupt(fmt.Sprintf("event seq %d (id %d)", seq, id), "its payload is NULL, but no pending approximate request erased it")
+	}
+	var seq, id, req int64
+	err := q.QueryRowContext(ctx, `SELECT e.seq, e.id, f.request FROM forgotten f JOIN events e ON e.id = f.id WHERE e.payload IS NOT NULL LIMIT 1`).Scan(&seq, &id, &req)
 	if err == nil {
 		return corrupt(fmt.Sprintf("event seq %d (id %d)", seq, id), "request %d forgot the id, but its payload is in the log", req)
 	} else if !errors.Is(err, sql.ErrNoRows) {
@@ -267,7 +283,7 @@ func pendingCount(ctx context.Context, q querier) (int, error) {
 
 // verifyState checks the state against the requests and the log (its sum
 // was verified when it was read: s.damage).
-func (s *Store) verifyState(ctx context.Context, q querier) error {
+func (s *Store) verifyState(ctx context.Context, q querier, c logCounts) error {
 	if s.damage != nil {
 		return nil // tolerated by the caller (a resolution rebuilds the state)
 	}
@@ -278,26 +294,21 @@ func (s *Store) verifyState(ctx context.Context, q querier) error {
 	if (n > 0) == s.exact {
 		return corrupt("the state", "it is marked %s, but %d approximate requests are pending", map[bool]string{true: "exact", false: "inexact"}[s.exact], n)
 	}
-	var events int64
-	if err := q.QueryRowContext(ctx, `SELECT count(*) FROM events`).Scan(&events); err != nil {
-		return err
-	}
-	if int64(s.state.T()) != events {
-		return corrupt("the state", "it has applied %d events, the log holds %d", s.state.T(), events)
+	if int64(s.state.T()) != c.events {
+		return corrupt("the state", "it has applied %d events, the log holds %d", s.state.T(), c.events)
 	}
 	return nil
 }
 
-// verifyCheckpoints checks every checkpoint's sum and position.
-func (s *Store) verifyCheckpoints(ctx context.Context, q querier) error {
-	var minErased int64
-	if err := q.QueryRowContext(ctx, `SELECT COALESCE(min(seq), -1) FROM events WHERE payload IS NULL`).Scan(&minErased); err != nil {
-		return err
+// verifyCheckpoints checks every checkpoint's sum and position; the full
+// check also counts the events up to each (one more pass over the log).
+func (s *Store) verifyCheckpoints(ctx context.Context, q querier, c logCounts, level checkLevel) error {
+	count := `0`
+	if level == checkFull {
+		// The events between consecutive checkpoints, counted once each.
+		count = `(SELECT count(*) FROM events e WHERE e.seq <= c.seq AND e.seq > COALESCE((SELECT max(p.seq) FROM checkpoints p WHERE p.seq < c.seq), -1))`
 	}
-	// The events between consecutive checkpoints, counted once each.
-	rows, err := q.QueryContext(ctx, `SELECT c.seq, c.exact, c.t, c.origin, c.snapshot, c.sha256,
-		(SELECT count(*) FROM events e WHERE e.seq <= c.seq AND e.seq > COALESCE((SELECT max(p.seq) FROM checkpoints p WHERE p.seq < c.seq), -1))
-		FROM checkpoints c ORDER BY c.seq`)
+	rows, err := q.QueryContext(ctx, `SELECT c.seq, c.exact, c.t, c.origin, c.snapshot, c.sha256, `+count+` FROM checkpoints c ORDER BY c.seq`)
 	if err != nil {
 		return err
 	}
@@ -322,10 +333,12 @@ func (s *Store) verifyCheckpoints(ctx context.Context, q querier) error {
 		switch {
 		case r.seq > s.head:
 			return corrupt(where, "above the log head %d", s.head)
-		case int64(r.t) != applied:
+		case level == checkFull && int64(r.t) != applied:
 			return corrupt(where, "it has applied %d events, the log holds %d up to it", r.t, applied)
-		case r.exact && minErased >= 0 && r.seq >= minErased:
-			return corrupt(where, "it is marked exact, but the event at seq %d before it was erased", minErased)
+		case int64(r.t) > c.events:
+			return corrupt(where, "it has applied %d events, the log holds %d", r.t, c.events)
+		case r.exact && c.minErased >= 0 && r.seq >= c.minErased:
+			return corrupt(where, "it is marked exact, but the event at seq %d before it was erased", c.minErased)
 		}
 	}
 	if first {
