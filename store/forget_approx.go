@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -194,7 +195,8 @@ func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Lear
 	}
 	out, err := s.decodeState(snap)
 	if err != nil {
-		return nil, nil, fmt.Errorf("store: the noised state does not decode: %w", err)
+		// Not repeated: the decoder's message may hold a value of the state.
+		return nil, nil, errors.New("store: the noised state does not decode as a learner state of this store")
 	}
 	return out, snap, nil
 }

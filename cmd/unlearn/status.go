@@ -107,11 +107,7 @@ A failed check exits non-zero naming the damaged row or table.`,
 					fmt.Fprintf(out, "     %s kept without payload (erased by approximate forgets; the rows count the state's steps until an exact replay drops them)\n",
 						plural(st.Erased, "event", "events"))
 				}
-				carry := "carry"
-				if st.InexactCheckpoints == 1 {
-					carry = "carries"
-				}
-				fmt.Fprintf(out, "checkpoints: %d (%d %s forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints, carry)
+				fmt.Fprintf(out, "checkpoints: %d (%d inexact: from a pending approximate request's noised state on)\n", st.Checkpoints, st.InexactCheckpoints)
 				fmt.Fprintf(out, "deletion requests: %d; forgotten ids: %d; releases kept: %d (unlearn releases)\n", st.Requests, st.Forgotten, st.Releases)
 				if st.NeedsNoise {
 					printPending(out, dir, st)
