@@ -45,6 +45,23 @@ import (
 //   - every kept release lies at or below the head; every key belongs to
 //     an event whose payload is in the log.
 
+// Verify runs the cheap check (the one every forget, resolution and
+// release runs first) in a read transaction and returns the first problem
+// as a *CorruptError, or nil. A command that only appends — unlearn ingest
+// runs it before a file — calls it so that a damaged log (for example an
+// index on id that lost entries, which would let a duplicate id in) is not
+// made worse. It reads the whole file once.
+func (s *Store) Verify() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.db == nil {
+		return ErrClosed
+	}
+	return s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		return s.verify(ctx, tx, checkCheap, false)
+	})
+}
+
 // checkLevel is how much verify checks.
 type checkLevel int
 

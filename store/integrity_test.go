@@ -421,3 +421,27 @@ func TestSumEncoding(t *testing.T) {
 	want := sha256.Sum256(buf)
 	require.Equal(t, want[:], a)
 }
+
+// TestRefusedChargeChangesNothing: an approximate forget whose release the
+// ledger refuses (OnRelease fails) is rolled back whole: no request, no
+// tombstone, no kept release, the payload and every checkpoint in place.
+func TestRefusedChargeChangesNothing(t *testing.T) {
+	dir, _ := integrityStore(t)
+	before := fingerprint(t, dir)
+	s, err := Open(dir)
+	require.NoError(t, err)
+	defer s.Close()
+	called := false
+	_, err = s.Forget([]int64{50}, ForgetOptions{SkipVacuum: true, Noise: testNoise(), MaxReplay: 1, Intervention: "pair-drop",
+		OnRelease: func(r *Released) error {
+			called = true
+			require.NotNil(t, r.Certificate)
+			return fmt.Errorf("budget exceeded")
+		}})
+	require.True(t, called)
+	require.ErrorContains(t, err, "budget exceeded")
+	require.ErrorContains(t, err, "nothing changed")
+	require.Equal(t, before, fingerprint(t, dir))
+	_, err = s.Check()
+	require.NoError(t, err)
+}

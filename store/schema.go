@@ -245,8 +245,8 @@ ALTER TABLE keys ADD COLUMN sha256 BLOB;
 -- releases, charged by the caller) from which the store continues. noised =
 -- 0 marks a request served before version 6, whose state and checkpoints
 -- kept the deleted data's un-noised influence until it is resolved.
--- release is the kept release it published (NULL once a later forget
--- erased it); alpha_source, alpha, sigma, epsilon and delta are its
+-- release is the kept release it published (a later forget may have
+-- erased it from releases since); alpha_source, alpha, sigma, epsilon and delta are its
 -- certificate's; disclosed_ages the ages its certificate discloses
 -- (rounded: docs/trust.md), while ages keeps the exact ones for the
 -- operator.

@@ -186,7 +186,7 @@ func (s *Store) Requests() ([]Request, error) {
 func (s *Store) requests(ctx context.Context, q querier, where string) ([]Request, error) {
 	rows, err := q.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
 		intervention, ages, u_size, needs_noise, resolved_by, releases_erased, erased_releases,
-		noised, COALESCE(release, 0), COALESCE(alpha_source, ''), COALESCE(alpha, 0), COALESCE(sigma, 0), COALESCE(epsilon, 0), COALESCE(delta, 0),
+		noised, CASE WHEN EXISTS (SELECT 1 FROM releases k WHERE k.release = forget_requests.release) THEN release ELSE 0 END, COALESCE(alpha_source, ''), COALESCE(alpha, 0), COALESCE(sigma, 0), COALESCE(epsilon, 0), COALESCE(delta, 0),
 		disclosed_ages, COALESCE(head, 0) FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err

@@ -97,7 +97,11 @@ func readLines(flag, name string, stdin io.Reader) (lines []string, nums []int, 
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for n := 1; sc.Scan(); n++ {
-		if l := strings.TrimSpace(sc.Text()); l != "" {
+		l := sc.Text()
+		if n == 1 {
+			l = strings.TrimPrefix(l, "\ufeff") // a byte order mark, as some editors write
+		}
+		if l = strings.TrimSpace(l); l != "" {
 			lines, nums = append(lines, l), append(nums, n)
 		}
 	}

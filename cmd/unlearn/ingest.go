@@ -53,6 +53,10 @@ When the store has a resolution policy (init --resolve-after-events,
 approximate requests that are due are resolved by exact replay, and ingest
 says so.
 
+Before it appends anything, ingest runs the store's cheap check (SQLite's
+quick_check, the checksums and the invariants; one read of the file) and
+refuses a damaged store.
+
 Delete events are refused: a deletion request is served by 'unlearn forget',
 which erases the data (a delete event would only mark the id).
 
@@ -115,6 +119,11 @@ refused inside the store directory.`,
 				return err
 			}
 			defer s.Close()
+			// A damaged log is not appended to (an index on id that lost
+			// entries would let a duplicate id in).
+			if err := s.Verify(); err != nil {
+				return err
+			}
 			ctx, cancel := signalContext(cmd.Context())
 			defer cancel()
 			if data != "" {

@@ -85,6 +85,7 @@ func TestForgetNamesEveryKey(t *testing.T) {
 		{"an unknown key among known ones refuses all", []string{"--keys", "user1@example.com\nnobody@example.com"}, "", nil, "nobody@example.com"},
 		{"keys from a file, literal lines", []string{"--keys-from", "FILE"}, "", []int{4, 5, 6, 9}, ""},
 		{"keys from standard input", []string{"--keys-from", "-"}, "user8@example.com\r\nuser9@example.com\n", []int{8, 9}, ""},
+		{"keys from a file with a byte order mark", []string{"--keys-from", "-"}, "\ufeffuser8@example.com\n", []int{8}, ""},
 		{"ids one per line", []string{"--ids", "1\n2\r\n\n3"}, "", []int{1, 2, 3}, ""},
 		{"ids with blanks and commas, repeated", []string{"--ids", "1, 2 3", "--ids", "4"}, "", []int{1, 2, 3, 4}, ""},
 		{"ids from standard input", []string{"--ids-from", "-"}, "10\n11\n\n", []int{10, 11}, ""},
@@ -295,4 +296,51 @@ func TestEvaluatePendingCLI(t *testing.T) {
 		require.Contains(t, out, "OPERATOR ONLY")
 		require.Contains(t, out, "current state (OPERATOR ONLY)")
 	}
+}
+
+// TestLostJournalIndexCLI: the log's index on id as it was 10 events ago
+// (a crash whose rollback journal was lost): forget of an id the index
+// lost is refused as a damaged store, never answered "never ingested";
+// ingest appends nothing; status --check runs SQLite's integrity check and
+// fails.
+func TestLostJournalIndexCLI(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "l.jsonl")
+	_, err := runCLI(t, "gen", "--kind", "logistic", "--events", "60", "--d", "3", "--seed", "2", "--out", in)
+	require.NoError(t, err)
+	lines := strings.SplitAfter(string(readFile(t, in)), "\n")
+	first, second, more := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl"), filepath.Join(dir, "c.jsonl")
+	require.NoError(t, os.WriteFile(first, []byte(strings.Join(lines[:51], "")), 0o644))
+	require.NoError(t, os.WriteFile(second, []byte(lines[0]+strings.Join(lines[51:56], "")), 0o644))
+	require.NoError(t, os.WriteFile(more, []byte(lines[0]+strings.Join(lines[56:], "")), 0o644))
+	st := filepath.Join(dir, "model")
+	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "3")
+	require.NoError(t, err)
+	_, err = runCLI(t, "ingest", "--store", st, first)
+	require.NoError(t, err)
+	page := func() (off, size int64) {
+		db := rawStore(t, st)
+		defer db.Close()
+		var root int64
+		require.NoError(t, db.QueryRow(`SELECT rootpage FROM sqlite_master WHERE name = 'sqlite_autoindex_events_1'`).Scan(&root))
+		require.NoError(t, db.QueryRow(`PRAGMA page_size`).Scan(&size))
+		return (root - 1) * size, size
+	}
+	off, size := page()
+	file := filepath.Join(st, store.FileName)
+	saved := append([]byte(nil), readFile(t, file)[off:off+size]...)
+	_, err = runCLI(t, "ingest", "--store", st, second)
+	require.NoError(t, err)
+	b := readFile(t, file)
+	copy(b[off:off+size], saved)
+	require.NoError(t, os.WriteFile(file, b, 0o600))
+
+	_, err = runCLI(t, "forget", "--store", st, "--ids", "53")
+	require.ErrorContains(t, err, "store is damaged")
+	require.ErrorContains(t, err, "index", "the damaged index is named")
+	require.NotContains(t, err.Error(), "never ingested")
+	_, err = runCLI(t, "ingest", "--store", st, more)
+	require.ErrorContains(t, err, "store is damaged")
+	_, err = runCLI(t, "status", "--store", st, "--check")
+	require.ErrorContains(t, err, "SQLite's integrity_check")
 }
