@@ -70,6 +70,11 @@ type Store struct {
 	damage    *CorruptError
 	cfgDamage *CorruptError
 	policy    ResolvePolicy
+
+	// skipCheck (tests only) skips the cheap check's scans on this handle;
+	// the state is still re-read. TestReleaseHeadRace probes a race between
+	// two handles that the check's read of the whole file would only slow.
+	skipCheck bool
 }
 
 // Create makes a new store in dir (created if missing, mode 0700) for the
