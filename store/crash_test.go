@@ -213,11 +213,13 @@ func TestCrash(t *testing.T) {
 		} else if !done {
 			inIngest++
 		}
-		switch lostJournal(t, dir) {
-		case "damaged":
-			lostDamaged++
-		case "consistent":
-			lostConsistent++
+		if lostDamaged+lostConsistent < 12 { // each copy costs a full check
+			switch lostJournal(t, dir) {
+			case "damaged":
+				lostDamaged++
+			case "consistent":
+				lostConsistent++
+			}
 		}
 		verifyAfterCrash(t, dir, byID, ackedIns, ackedForget)
 	}

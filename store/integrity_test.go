@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -87,27 +88,57 @@ func fingerprint(t *testing.T, dir string) [32]byte {
 // integrityStore is the store the corruption tests damage: a certifiable
 // logistic learner, 60 keyed events, checkpoints every 10, an exact
 // forget of id 7 (a tombstone, a deleted event row), and a release kept at
-// log position 60. It is closed.
+// log position 60. It is closed. The store is built once per test binary
+// and copied (its one file) into a fresh directory for each caller.
 func integrityStore(t *testing.T) (dir string, h *stream.History) {
 	t.Helper()
 	h = genHistory(t, stream.KindLogistic, 3, 60, 31)
+	integrityOnce.Do(func() { integrityTemplate, integrityErr = buildIntegrityStore(h) })
+	require.NoError(t, integrityErr)
 	dir = t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, FileName), integrityTemplate, 0o600))
+	return dir, h
+}
+
+var (
+	integrityOnce     sync.Once
+	integrityTemplate []byte
+	integrityErr      error
+)
+
+func buildIntegrityStore(h *stream.History) ([]byte, error) {
+	dir, err := os.MkdirTemp("", "store-integrity-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(dir)
 	cfg := learnerConfig(3, 3)
 	cfg.Radius, cfg.SampleBound = 4, 20
 	s, err := Create(dir, Config{Header: h.Header, Learner: cfg, CheckpointEvery: 10})
-	require.NoError(t, err)
-	_, err = s.IngestEvents(keyedFile(h.Events), IngestOptions{BatchSize: 20})
-	require.NoError(t, err)
-	_, err = s.Forget([]int64{7}, ForgetOptions{})
-	require.NoError(t, err)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close()
+	if _, err := s.IngestEvents(keyedFile(h.Events), IngestOptions{BatchSize: 20}); err != nil {
+		return nil, err
+	}
+	if _, err := s.Forget([]int64{7}, ForgetOptions{}); err != nil {
+		return nil, err
+	}
 	r, err := s.Release(certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(3, noise.SamplerOptions{})})
-	require.NoError(t, err)
-	_, err = s.Keep(r)
-	require.NoError(t, err)
-	_, err = s.Check()
-	require.NoError(t, err, "the undamaged store passes its check")
-	require.NoError(t, s.Close())
-	return dir, h
+	if err != nil {
+		return nil, err
+	}
+	if _, err := s.Keep(r); err != nil {
+		return nil, err
+	}
+	if _, err := s.Check(); err != nil {
+		return nil, fmt.Errorf("the undamaged store fails its check: %w", err)
+	}
+	if err := s.Close(); err != nil {
+		return nil, err
+	}
+	return os.ReadFile(filepath.Join(dir, FileName))
 }
 
 // oneDigit returns b with its first digit after the first occurrence of

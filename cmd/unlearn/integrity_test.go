@@ -214,7 +214,7 @@ func TestIngestResumesCLI(t *testing.T) {
 	out, err := runCLI(t, "init", "--store", st, "--header", in, "--tau", "3", "--checkpoint-every", "10", "--radius", "5", "--sample-bound", "10",
 		"--resolve-after-events", "10")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "resolution policy: resolve pending approximate requests after 10 more events")
+	require.Contains(t, out, "resolution policy: resolve pending approximate requests once 10 events were ingested after the oldest")
 	// A partial file: its first 31 lines (the header and 30 events).
 	lines := strings.SplitAfter(string(readFile(t, in)), "\n")
 	part := filepath.Join(dir, "part.jsonl")

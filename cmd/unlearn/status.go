@@ -168,7 +168,7 @@ func printPending(w io.Writer, dir string, st store.Status) {
 func policyWords(p store.ResolvePolicy) string {
 	var parts []string
 	if p.AfterEvents > 0 {
-		parts = append(parts, fmt.Sprintf("after %d more events", p.AfterEvents))
+		parts = append(parts, fmt.Sprintf("once %d events were ingested after the oldest", p.AfterEvents))
 	}
 	if p.Within > 0 {
 		parts = append(parts, "within "+p.Within.String())
