@@ -71,10 +71,10 @@ func (m *metrics) ingested(r store.IngestResult) {
 
 func (m *metrics) batch(rep store.ServeReport, d time.Duration) {
 	m.forgetBatches.Inc()
-	m.servedByPath.WithLabelValues(string(rep.Forget.Path)).Add(float64(len(rep.Served)))
+	m.servedByPath.WithLabelValues(string(rep.Path())).Add(float64(len(rep.Served)))
 	m.batchSeconds.Observe(d.Seconds())
-	if rep.Forget.Path == store.PathExact {
-		m.replaySecond.Observe(rep.Forget.Replay.Seconds())
+	if rep.Path() == store.PathExact { // the batch's requests share one replay
+		m.replaySecond.Observe(rep.Forgets[0].Replay.Seconds())
 	}
 }
 

@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -190,11 +191,11 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		return
 	}
 	if err != nil { // committed, but its VACUUM failed: the next batch's VACUUM removes the pages
-		q.s.log.Error("deletion batch committed, VACUUM failed", "store_request", rep.Forget.Request, "err", err)
+		q.s.log.Error("deletion batch committed, VACUUM failed", "store_requests", storeRequests(rep), "err", err)
 	}
 	q.s.metrics.batch(rep, elapsed)
-	q.s.log.Info("deletion batch served", "store_request", rep.Forget.Request, "requests", len(rep.Served),
-		"records", len(rep.Forget.IDs)+len(rep.Forget.AlreadyForgotten), "path", string(rep.Forget.Path), "ms", elapsed.Milliseconds())
+	q.s.log.Info("deletion batch served", "store_requests", storeRequests(rep), "requests", len(rep.Served),
+		"path", string(rep.Path()), "ms", elapsed.Milliseconds())
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.lastBatch, q.solo, q.lastErr = elapsed, false, ""
@@ -221,6 +222,29 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 	}
 	q.pending = kept
 	q.s.metrics.queued.Set(float64(len(q.pending)))
+}
+
+// storeRequests names the store requests that recorded a batch (one per
+// queued request that had records left to forget), for the log: "7" or
+// "7-9"; "none" when every record had been forgotten before.
+func storeRequests(rep store.ServeReport) string {
+	var first, last int64
+	for _, f := range rep.Forgets {
+		if f.Request == 0 {
+			continue
+		}
+		if first == 0 {
+			first = f.Request
+		}
+		last = f.Request
+	}
+	switch {
+	case first == 0:
+		return "none"
+	case first == last:
+		return strconv.FormatInt(first, 10)
+	}
+	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
 
 // failed handles a batch that did not commit: its requests stay queued;

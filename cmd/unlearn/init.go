@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -22,6 +23,8 @@ func newInitCmd() *cobra.Command {
 		dir, kind, headerFile, data string
 		d, tau, every               int
 		eta, gamma0                 float64
+		resolveAfter                int64
+		resolveWithin               time.Duration
 		curvatureTol                float64
 		df                          dataFlags
 	)
@@ -54,7 +57,15 @@ constants.
 
 The checkpoint interval K trades storage (one full state every K events) against
 the cost of an exact forget (a replay of up to K events after the checkpoint
-before the oldest deleted sample, plus everything after it).`,
+before the oldest deleted sample, plus everything after it).
+
+--resolve-after-events N and --resolve-within DURATION (e.g. 24h) set the
+store's resolution policy: pending approximate requests (forget --max-replay)
+are resolved by exact replay once N events have been ingested since the
+oldest one, or once it is DURATION old; ingest applies the policy after its
+last batch, and a service can apply it on its own schedule
+(store.ResolutionDue, store.ResolveIfDue). Without them, a pending request
+stays until an exact forget or 'forget --resolve'.`,
 		Example: `  unlearn init --store model --data patients.csv --label outcome --id name --tau 10
   unlearn ingest --store model --data patients.csv --label outcome --id name
 
@@ -130,7 +141,14 @@ before the oldest deleted sample, plus everything after it).`,
 			if err := firstStepsError(cfg, h, fl.Changed, from); err != nil {
 				return err
 			}
-			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every})
+			if resolveAfter < 0 {
+				return flagError("resolve-after-events", "%d: must be non-negative (0: no event count)", resolveAfter)
+			}
+			if resolveWithin < 0 {
+				return flagError("resolve-within", "%s: must be non-negative (0: no deadline)", resolveWithin)
+			}
+			pol := store.ResolvePolicy{AfterEvents: resolveAfter, Within: resolveWithin}
+			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every, Resolve: pol})
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {
 					return flagError("store", "%v", err)
@@ -141,6 +159,9 @@ before the oldest deleted sample, plus everything after it).`,
 			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, %sτ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
 				dir, h.Kind, h.D, lambdaNote(h), tau, eta, gamma0, every)
 			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
+			if !pol.IsZero() {
+				fmt.Fprintf(cmd.OutOrStdout(), "resolution policy: %s\n", policyWords(pol))
+			}
 			if data != "" && !fl.Changed("d") {
 				if f, err := dataset.DetectFormat(data, dataset.Options{Format: dataset.Format(df.format)}); err == nil && f == dataset.LIBSVM {
 					fmt.Fprintf(cmd.OutOrStdout(), "d = %d: the largest feature index in %s; the store's d is fixed now (give --d at init if later files may use larger indices)\n", h.D, data)
@@ -162,6 +183,8 @@ before the oldest deleted sample, plus everything after it).`,
 	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
 	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
 	f.IntVar(&every, "checkpoint-every", store.DefaultCheckpointEvery, "checkpoint interval K in events")
+	f.Int64Var(&resolveAfter, "resolve-after-events", 0, "resolution policy: resolve pending approximate requests once this many events were ingested since the oldest (0: never on a count)")
+	f.DurationVar(&resolveWithin, "resolve-within", 0, "resolution policy: resolve pending approximate requests once the oldest is this old, e.g. 24h (0: no deadline)")
 	df.add(f, ownKindAndD) // --lambda is the data flags' (the same default, 0.05)
 	return cmd
 }
