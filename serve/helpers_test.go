@@ -9,11 +9,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"unlearn/certify"
+	"unlearn/ledger"
 	"unlearn/olbfgs"
 	"unlearn/sign"
 	"unlearn/store"
@@ -46,6 +49,12 @@ type fixture struct {
 type fixtureOptions struct {
 	d, tau, k int
 	opt       Options
+	// certifiable gives the learner a radius and sample bound (the
+	// approximate path needs them); policy is the store's resolution
+	// policy; budget, if not nil, creates the store's ledger with it.
+	certifiable bool
+	policy      store.ResolvePolicy
+	budget      *certify.Budget
 }
 
 // newFixture makes a fixture in a temporary folder, closed when the test
@@ -73,11 +82,18 @@ func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 	f.hdr = stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: fo.d, Lambda: 0.05}
 	f.cfg = olbfgs.DefaultConfig(fo.d)
 	f.cfg.Memory = fo.tau
+	if fo.certifiable {
+		f.cfg.Radius, f.cfg.SampleBound = 100, 1e4
+	}
 	var err error
-	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k})
+	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k, Resolve: fo.policy})
 	require.NoError(t, err)
 	f.key, err = sign.Generate()
 	require.NoError(t, err)
+	if fo.budget != nil {
+		_, err := ledger.Create(filepath.Join(f.dir, LedgerFile), *fo.budget, f.key)
+		require.NoError(t, err)
+	}
 	for _, sc := range append(Scopes(), "all") {
 		scopes := []string{string(sc)}
 		if sc == "all" {

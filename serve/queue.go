@@ -173,11 +173,20 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		return
 	}
 	start := time.Now()
-	rep, err := q.s.st.ServeForgets(ctx, batch, store.ServeOptions{
+	o := store.ServeOptions{
 		Forget:  q.s.opt.Forget,
 		Toolkit: q.s.opt.Toolkit,
 		Sign:    func(r *certify.Receipt) ([]byte, error) { return certify.SignReceipt(r, q.s.opt.Key) },
-	})
+	}
+	rep, err := q.s.st.ServeForgets(ctx, batch, o)
+	if rep.Served == nil && budgetRefused(err) {
+		// The ledger cannot pay for the approximate path's release: the
+		// batch rolled back, and is served exactly instead (a replay
+		// beyond the cap costs time, never the promise).
+		q.s.log.Warn("deletion batch: the budget ledger refused the approximate path's release; serving the batch exactly", "requests", len(batch))
+		o.Forget = store.ForgetOptions{}
+		rep, err = q.s.st.ServeForgets(ctx, batch, o)
+	}
 	committed := rep.Served != nil
 	if committed {
 		if perr := q.s.publish(publishAll); perr != nil {
@@ -194,6 +203,9 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		q.s.log.Error("deletion batch committed, VACUUM failed", "store_requests", storeRequests(rep), "err", err)
 	}
 	q.s.metrics.batch(rep, elapsed)
+	if rep.Path() == store.PathApproximate {
+		q.s.resolver.poke() // the policy's clock for this request starts now
+	}
 	q.s.log.Info("deletion batch served", "store_requests", storeRequests(rep), "requests", len(rep.Served),
 		"path", string(rep.Path()), "ms", elapsed.Milliseconds())
 	q.mu.Lock()

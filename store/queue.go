@@ -71,6 +71,48 @@ type QueuedForget struct {
 	Receipt []byte
 	// Reason says why a refused request was refused.
 	Reason string
+	// Path is how the request was served (PathNone while queued or
+	// refused, or when every record had been forgotten before).
+	Path Path
+	// ResolvedBy is, for a request served on the approximate path, the
+	// exact store request that later resolved it (0 while it is pending),
+	// and Resolved when. Filled by ForgetRequest and ServeForgets (the
+	// queue's listings leave them zero).
+	ResolvedBy int64
+	Resolved   time.Time
+}
+
+// Pending reports whether q was served on the approximate path and is not
+// yet resolved by an exact replay: the store then keeps what its receipt's
+// Pending says.
+func (q QueuedForget) Pending() bool { return q.Path == PathApproximate && q.ResolvedBy == 0 }
+
+// resolution fills q's Path, ResolvedBy and Resolved from its store
+// request (q.Batch).
+func resolution(ctx context.Context, db querier, q *QueuedForget) error {
+	if q.Batch == 0 {
+		if q.State == Served {
+			q.Path = PathNone
+		}
+		return nil
+	}
+	var path string
+	var by sql.NullInt64
+	var at sql.NullString
+	err := db.QueryRowContext(ctx, `SELECT r.path, r.resolved_by, x.time FROM forget_requests r
+		LEFT JOIN forget_requests x ON x.request = r.resolved_by WHERE r.request = ?`, q.Batch).Scan(&path, &by, &at)
+	if errors.Is(err, sql.ErrNoRows) {
+		return corrupt(fmt.Sprintf("deletion request %s of the queue", q.Request), "it names a store request that does not exist")
+	} else if err != nil {
+		return err
+	}
+	q.Path, q.ResolvedBy = Path(path), by.Int64
+	if at.Valid {
+		if q.Resolved, err = time.Parse(time.RFC3339Nano, at.String); err != nil {
+			return corrupt(fmt.Sprintf("store request %d", by.Int64), "time: %v", err)
+		}
+	}
+	return nil
 }
 
 // EnqueueForget queues a deletion request for ids and for the ids of keys
@@ -304,7 +346,7 @@ func (s *Store) recordServed(tx *sql.Tx, batch []queuedRequest, records int, rep
 		if err := updateQueued(tx, &rec); err != nil {
 			return nil, err
 		}
-		q.State, q.Served, q.Batch, q.Receipt = Served, servedAt, rep.Request, file
+		q.State, q.Served, q.Batch, q.Receipt, q.Path = Served, servedAt, rep.Request, file, rep.Path
 		out = append(out, q.QueuedForget)
 	}
 	return out, nil
@@ -417,7 +459,8 @@ func (s *Store) QueuedForgets() ([]QueuedForget, error) {
 	return queueRows(context.Background(), s.db, `WHERE state = 'queued'`)
 }
 
-// ForgetRequest returns the request with that id in any state. An unknown
+// ForgetRequest returns the request with that id in any state, with its
+// path and resolution (QueuedForget.Path, ResolvedBy). An unknown
 // id is an error wrapping ErrUnknownRequest; a row that fails its sum, a
 // *CorruptError (its receipt is not handed out).
 func (s *Store) ForgetRequest(request string) (QueuedForget, error) {
@@ -427,6 +470,10 @@ func (s *Store) ForgetRequest(request string) (QueuedForget, error) {
 		return QueuedForget{}, ErrClosed
 	}
 	q, err := queueRow(context.Background(), s.db, request)
+	if err != nil {
+		return QueuedForget{}, err
+	}
+	err = resolution(context.Background(), s.db, &q.QueuedForget)
 	return q.QueuedForget, err
 }
 

@@ -65,6 +65,10 @@ func (r *Reader) ForgetRequest(request string) (QueuedForget, error) {
 		return QueuedForget{}, ErrClosed
 	}
 	q, err := queueRow(context.Background(), r.db, request)
+	if err != nil {
+		return QueuedForget{}, err
+	}
+	err = resolution(context.Background(), r.db, &q.QueuedForget)
 	return q.QueuedForget, err
 }
 
