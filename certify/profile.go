@@ -14,6 +14,10 @@ import (
 // unit is the unit round-off u = 2⁻⁵³.
 const unit = 0x1p-53
 
+// standardizeRefusal says why a learner that standardizes its features has
+// no noised release (docs/theory.md §15.9).
+const standardizeRefusal = "the learner standardizes its features (olbfgs.Config.Standardize): the means and deviations are part of the model a release must carry, and they are un-noised functions of every ingested row, the deleted ones included, so no noised release of it can be certified, whatever α; publish an exact release after an exact forget (α = 0)"
+
 // Profile holds what the toolkit derives — proves from the learner's
 // configuration and the loss's public header, never from data — about
 // every trajectory a certifiable learner can take (docs/theory.md, "The
@@ -83,6 +87,9 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 	if h.D != cfg.Dim {
 		return nil, specErr("Header.D", h.D, fmt.Errorf("%w: the learner has d = %d", ErrSpec, cfg.Dim))
 	}
+	if cfg.Standardize {
+		return nil, specErr("Config.Standardize", true, fmt.Errorf("%w: %s", ErrNotCertifiable, standardizeRefusal))
+	}
 	wp := cfg.RadiusBound()
 	p := &Profile{Radius: wp, Diameter: math.Nextafter(2*wp, math.Inf(1))}
 	p.Terms = []bound.Term{
@@ -90,6 +97,18 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 			Paper: "not in the paper: the learner projects w onto ‖w‖ ≤ W after every step (olbfgs.Config.Radius), plus round-off"},
 	}
 	no := func(why string) (*Profile, error) { p.Why = why; return p, nil }
+	// The practitioner's options (docs/theory.md §15.9): each either keeps
+	// the constants below or leaves only the diameter bound, said here.
+	switch {
+	case cfg.Average:
+		return no("averaging (olbfgs.Config.Average): the released parameters are the average of the iterates, and the recursion bounds one iterate: no proved α beyond the diameter bound 2W' (an average of states in the ball lies in the ball, and the release projects onto it)")
+	case cfg.StepDecay > 0:
+		return no("a decaying step (olbfgs.Config.StepDecay): the recursion is proved for the constant step η only: no proved α beyond the diameter bound 2W'")
+	case cfg.Intercept && !cfg.RidgeIntercept:
+		return no("an intercept without ridge (olbfgs.Config.RidgeIntercept off): the loss is not strongly convex along the intercepts (μ = 0), so no contraction: only the diameter bound 2W' applies")
+	case cfg.Intercept && h.Kind != stream.KindLogistic:
+		return no(fmt.Sprintf("an intercept on a %s loss: the toolkit derives the constants of a regularized intercept for the logistic loss only: only the diameter bound 2W' applies", h.Kind))
+	}
 	hMin, hMax, ok := cfg.SpectralBounds()
 	if !ok {
 		return no("no pair guard (olbfgs.Config.PairAngle = 0): no bound on the spectrum of H_Z is known, so only the diameter bound 2W' applies")
@@ -99,9 +118,14 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 	}
 	bp := cfg.SampleBoundExact()
 	var mu, l, g, fro float64
-	d := cfg.Dim
+	d := cfg.ParamDim() // the dimension of the vectors every step computes
 	switch h.Kind {
 	case stream.KindLogistic:
+		if cfg.Intercept {
+			// A regularized intercept is the logistic loss of the payload
+			// (x, 1), whose norm is at most sqrt(B'² + 1).
+			bp = upBy(math.Sqrt(upBy(bp*bp+1, 2)), 2)
+		}
 		mu = h.Lambda
 		l = upBy(h.Lambda+bp*bp/4, 4)
 		g = upBy(bp+h.Lambda*wp, 4)
@@ -120,6 +144,8 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		}
 		g = upBy(l*(wp+bp), 4)
 		p.Commuting = d == 1 || (scalarMatrix(h.H0) && scalarMatrix(h.H1))
+	case stream.KindMultinomial:
+		return no("multinomial: μ = λ, L = λ + B'²/2 and G = √2·B' + λW' hold (docs/theory.md §15.9), but the floating-point analysis of a step (§15.6) is made for the logistic and quadratic gradients only: no proved α beyond the diameter bound 2W'")
 	default:
 		return no(fmt.Sprintf("the toolkit knows no constants for loss kind %q: only the diameter bound 2W' applies", h.Kind))
 	}

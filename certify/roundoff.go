@@ -239,17 +239,37 @@ func quadraticGradient(l, fro float64) func(*stepBounds, float64, float64) (floa
 	}
 }
 
+// withIntercept bounds the gradient of a linear model with a regularized
+// intercept (olbfgs.Config.Intercept and RidgeIntercept) by the gradient
+// bounds of the model without one on the payload (x, 1) of d + 1
+// coordinates (the step bounds' d is then the parameter dimension d + 1):
+// the learner's affine path computes the score fl(Dot4(x, w) + b), a sum
+// of d + 1 terms, the coefficient with the loss's own link, and the
+// components fl(c·xⱼ) + fl(λ·wⱼ) and c + fl(λ·b) — the intercept's with
+// fewer roundings than a payload coordinate's. ‖(x, 1)‖ = √(‖x‖² + 1),
+// rounded up (math.Sqrt is correctly rounded).
+func withIntercept(grad func(*stepBounds, float64, float64) (float64, float64)) func(*stepBounds, float64, float64) (float64, float64) {
+	return func(s *stepBounds, wr, br float64) (float64, float64) {
+		var b bnd
+		return grad(s, wr, b.up(math.Sqrt(b.add(b.mul(br, br), 1))))
+	}
+}
+
 // newStepBounds returns the step bounds of a certifiable, guarded
 // configuration whose loss the header describes (logistic: the gradient
-// from λ; quadratic: from l ≥ λmax and fro ≥ the Frobenius norms of H0 and
-// H1), or ok = false for a loss without a bound.
+// from λ, with a regularized intercept if the configuration has one;
+// quadratic: from l ≥ λmax and fro ≥ the Frobenius norms of H0 and H1),
+// over the parameter dimension, or ok = false for a loss without a bound.
 func newStepBounds(cfg olbfgs.Config, h stream.Header, hMax, l, fro float64) (*stepBounds, bool) {
 	var b bnd
-	s := &stepBounds{d: cfg.Dim, tau: cfg.Memory, eta: cfg.StepSize, w: cfg.Radius, b: cfg.SampleBound,
+	s := &stepBounds{d: cfg.ParamDim(), tau: cfg.Memory, eta: cfg.StepSize, w: cfg.Radius, b: cfg.SampleBound,
 		c: b.up(math.Sqrt(b.add(1, b.mul(cfg.PairAngle, cfg.PairAngle)))), muBar: cfg.PairMin, hMax: hMax}
 	switch h.Kind {
 	case stream.KindLogistic:
 		s.gradient = logisticGradient(h.Lambda)
+		if cfg.Intercept {
+			s.gradient = withIntercept(s.gradient)
+		}
 	case stream.KindQuadratic:
 		s.gradient = quadraticGradient(l, fro)
 	default:

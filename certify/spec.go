@@ -270,7 +270,7 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 	}
 	// The released w is projected onto the ball of radius W' before the
 	// noise; the float projection is within 4(d+8)u·W' of the exact one.
-	proj := upBy(4*float64(cfg.Dim+8)*unit*p.Radius, 2)
+	proj := upBy(4*float64(cfg.ParamDim()+8)*unit*p.Radius, 2)
 	out := Sensitivity{Source: "diameter", Provenance: bound.Proved, Diameter: p.Diameter, Metric: metricW, Terms: slices.Clone(p.Terms),
 		Binding: "diameter", Why: "no deletion described: the diameter 2W' holds whatever produced the state"}
 	alpha := p.Diameter
@@ -460,7 +460,7 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 		}
 		r.header = h
 	}
-	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim {
+	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim || r.header.K != state.Config().Outputs {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the header (kind %q, d = %d) does not describe the state's loss", ErrSpec, r.header.Kind, r.header.D))
 	}
 	if own, err := HeaderOf(state.Loss()); err != nil || !sameLoss(own, r.header) {
@@ -468,7 +468,7 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	var err error
 	if r.contract, err = model.ContractOf(r.header); err == nil && r.contract != nil {
-		err = r.contract.Validate(r.header.Kind, r.header.D)
+		err = r.contract.Validate(r.header.Kind, r.header.D, r.header.K)
 	}
 	if err != nil {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the data contract its metadata records: %w", ErrSpec, err))
@@ -492,6 +492,9 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	if exact != "" && s.Established.How() == "" {
 		return nil, specErr("Established", nil, fmt.Errorf("%w: an exact release is established by the toolkit's own replay", ErrNotCertifiable))
+	}
+	if exact == "" && state.Config().Standardize {
+		return nil, specErr("Config.Standardize", true, fmt.Errorf("%w: %s", ErrNotCertifiable, standardizeRefusal))
 	}
 	if s.Beta > 0 && s.Alpha == nil {
 		return nil, specErr("Beta", s.Beta, fmt.Errorf("%w: a derived bound holds with β = 0; β is for an assumed α only", ErrBeta))
@@ -565,7 +568,7 @@ func sameLoss(a, b stream.Header) bool {
 // its gradient is not.
 func builtinLoss(l stream.Loss) bool {
 	switch l.(type) {
-	case *stream.Logistic, *stream.Quadratic:
+	case *stream.Logistic, *stream.Quadratic, *stream.Multinomial:
 		return true
 	}
 	return false

@@ -90,6 +90,11 @@ func Open(path string, opts Options) (stream.Header, *Reader, error) {
 			return stream.Header{}, nil, err
 		}
 	}
+	if opts.kind() == stream.KindMultinomial && opts.allClasses() {
+		if opts.Classes, err = collectClasses(path, f, opts, d); err != nil {
+			return stream.Header{}, nil, err
+		}
+	}
 	src, err := openSource(path, f, opts, d)
 	if err != nil {
 		return stream.Header{}, nil, err
@@ -166,6 +171,38 @@ func openSource(path string, f Format, o Options, d int) (source, error) {
 	default:
 		return openIDX(path, o)
 	}
+}
+
+// collectClasses reads the file once and returns its distinct labels in
+// class order (Options.Classes = all): numeric labels by value, then the
+// others in byte order. Fewer than two labels is an error.
+func collectClasses(path string, f Format, o Options, d int) ([]string, error) {
+	o.Classes = nil
+	src, err := openSource(path, f, o, d)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	set := &labelSet{}
+	switch s := src.(type) {
+	case *csvSource:
+		s.lab.collect = set
+	case *svmSource:
+		s.lab.collect = set
+	case *idxSource:
+		s.lbl.collect = set
+	}
+	if _, err := countRows(src); err != nil {
+		return nil, err
+	}
+	classes := set.sorted()
+	switch {
+	case len(classes) < 2:
+		return nil, optErr("Classes", "all: %s has %d distinct label(s) %v; a multinomial stream needs at least two", path, len(classes), classes)
+	case len(classes) > stream.MaxClasses:
+		return nil, optErr("Classes", "all: %s has %d distinct labels, more than %d", path, len(classes), stream.MaxClasses)
+	}
+	return classes, nil
 }
 
 func countRows(src source) (int, error) {
@@ -247,6 +284,9 @@ func SourceOf(h stream.Header) (src Source, features []string, ok bool, err erro
 
 func header(path string, f Format, o Options, src source) (stream.Header, error) {
 	h := stream.Header{Format: stream.FormatV1, Kind: o.kind(), D: src.dim(), Lambda: o.lambda()}
+	if o.kind() == stream.KindMultinomial {
+		h.K = len(o.Classes)
+	}
 	m := Source{File: filepath.Base(path), Format: f, Label: o.Label, ID: o.ID, Exclude: o.Exclude, Classes: o.Classes,
 		Shuffle: o.Shuffle, Limit: o.Limit}
 	if is, ok := src.(*idxSource); ok {

@@ -43,9 +43,14 @@ type Contract struct {
 	Exclude []string `json:"exclude,omitempty"`
 	// Classes are the class labels in the data's own names, in the order of
 	// the model's outputs: for a binary logistic model, the class mapped to
-	// y = −1, then the one mapped to +1. Empty for a binary model trained on
-	// labels 0/1 or ±1 without naming them (its classes are then "-1" and
-	// "1", [UnnamedClasses]) and for regression.
+	// y = −1, then the one mapped to +1; for a multinomial model of K
+	// classes, the label of class 0 (y = 0), then of class 1, … — with
+	// dataset.Options.Classes = all, every label of the training file in
+	// class order (numbers by value), as found when the model was made.
+	// Empty for a binary model trained on labels 0/1 or ±1 without naming
+	// them (its classes are then "-1" and "1", [UnnamedClasses]), for a
+	// multinomial stream whose header names none (classes "0" … "K−1") and
+	// for regression.
 	Classes []string `json:"classes,omitempty"`
 	// Scale divides the IDX pixel values (IDX only).
 	Scale float64 `json:"scale,omitempty"`
@@ -78,12 +83,14 @@ func ContractOf(h stream.Header) (*Contract, error) {
 	return c, nil
 }
 
-// Validate reports whether c can describe a model of the given loss kind
-// and dimension d: a known format; for CSV, d distinct non-empty feature
-// names; for IDX, a positive finite scale and, if recorded, a shape of d
-// pixels; two distinct classes or none for a binary logistic model, none
+// Validate reports whether c can describe a model of the given loss kind,
+// dimension d and number of classes k (the multinomial header's k;
+// ignored for the other kinds): a known format; for CSV, d distinct
+// non-empty feature names; for IDX, a positive finite scale and, if
+// recorded, a shape of d pixels; two distinct classes or none for a binary
+// logistic model, k distinct classes or none for a multinomial one, none
 // for regression. Errors are *ContractError values (ErrContract).
-func (c *Contract) Validate(kind stream.Kind, d int) error {
+func (c *Contract) Validate(kind stream.Kind, d, k int) error {
 	switch c.Format {
 	case dataset.CSV, dataset.LIBSVM, dataset.IDX:
 	default:
@@ -118,6 +125,8 @@ func (c *Contract) Validate(kind stream.Kind, d int) error {
 		return contractErr("classes", "a regression model has no classes")
 	case kind == stream.KindLogistic && len(c.Classes) != 0 && len(c.Classes) != 2:
 		return contractErr("classes", "%d labels: a binary model has two (negative, positive) or none", len(c.Classes))
+	case kind == stream.KindMultinomial && len(c.Classes) != 0 && len(c.Classes) != k:
+		return contractErr("classes", "%d labels: the multinomial model has k = %d classes", len(c.Classes), k)
 	}
 	for i := range c.Classes {
 		for j := range i {
@@ -137,6 +146,11 @@ type CheckOptions struct {
 	// knows the columns are the model's features under other names; the
 	// classes and the IDX scale are compared all the same.
 	ByPosition bool
+	// Kind is the model's loss kind: the classes of a binary logistic
+	// model are described with the labels they map to (−1, +1), a
+	// multinomial model's by their order alone. Its zero value describes
+	// two classes as a binary model's.
+	Kind stream.Kind
 }
 
 // Check compares the contract of data read into the model (data, from
@@ -164,7 +178,8 @@ func (c *Contract) Check(data *Contract, o CheckOptions) error {
 		}
 	}
 	if !sameClasses(c.Classes, data.Classes) {
-		return &MismatchError{Field: "classes", Want: classes(c.Classes), Got: classes(data.Classes)}
+		binary := o.Kind != stream.KindMultinomial
+		return &MismatchError{Field: "classes", Want: classes(c.Classes, binary), Got: classes(data.Classes, binary)}
 	}
 	if c.Format == dataset.IDX && data.Format == dataset.IDX && c.Scale != data.Scale {
 		return &MismatchError{Field: "scale", Want: "pixels divided by " + num(c.Scale), Got: "pixels divided by " + num(data.Scale)}
@@ -192,12 +207,15 @@ func num(v float64) string { return strconv.FormatFloat(v, 'g', -1, 64) }
 
 func shape(s []int) string { return fmt.Sprintf("%d×%d images", s[0], s[1]) }
 
-// classes describes a class list: "classes 0, 6 (0 → −1, 6 → +1)".
-func classes(cs []string) string {
-	switch len(cs) {
-	case 0:
+// classes describes a class list: "classes 0, 6 (0 → −1, 6 → +1)" for a
+// binary model, "classes 0, 1, 2" (in class order) otherwise.
+func classes(cs []string, binary bool) string {
+	switch {
+	case len(cs) == 0 && binary:
 		return "no named classes (labels 0/1 or ±1)"
-	case 2:
+	case len(cs) == 0:
+		return "no named classes (labels 0 … K−1)"
+	case len(cs) == 2 && binary:
 		return fmt.Sprintf("classes %s, %s (%s → −1, %s → +1)", quoteLabel(cs[0]), quoteLabel(cs[1]), quoteLabel(cs[0]), quoteLabel(cs[1]))
 	}
 	q := make([]string, len(cs))

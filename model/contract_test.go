@@ -43,7 +43,7 @@ func TestContractOf(t *testing.T) {
 		require.NoError(t, err)
 		require.Equal(t, &Contract{Format: dataset.CSV, Features: []string{"a", "b"}, Label: "y", ID: "name",
 			Exclude: []string{"skip"}, Classes: []string{"0", "1"}}, c)
-		require.NoError(t, c.Validate(stream.KindLogistic, 2))
+		require.NoError(t, c.Validate(stream.KindLogistic, 2, 0))
 	})
 	t.Run("idx", func(t *testing.T) {
 		// The Fashion-MNIST slice of package dataset's tests: 28×28 images.
@@ -54,7 +54,7 @@ func TestContractOf(t *testing.T) {
 		c, err := ContractOf(h)
 		require.NoError(t, err)
 		require.Equal(t, &Contract{Format: dataset.IDX, Classes: []string{"0", "6"}, Scale: 7140, Shape: []int{28, 28}}, c)
-		require.NoError(t, c.Validate(stream.KindLogistic, 784))
+		require.NoError(t, c.Validate(stream.KindLogistic, 784, 0))
 	})
 	t.Run("libsvm", func(t *testing.T) {
 		h, r, err := dataset.Open(filepath.Join("..", "dataset", "testdata", "heart_scale_30.svm"), dataset.Options{})
@@ -90,22 +90,24 @@ func TestContractValidate(t *testing.T) {
 		name  string
 		c     Contract
 		kind  stream.Kind
-		d     int
+		d, k  int
 		field string
 	}{
-		{"unknown format", Contract{Format: "xls"}, stream.KindLogistic, 2, "format"},
-		{"csv names for another d", Contract{Format: dataset.CSV, Features: []string{"a"}}, stream.KindLogistic, 2, "features"},
-		{"csv name twice", Contract{Format: dataset.CSV, Features: []string{"a", "a"}}, stream.KindLogistic, 2, "features"},
-		{"columns in a libsvm contract", Contract{Format: dataset.LIBSVM, Label: "y"}, stream.KindLogistic, 2, "features"},
-		{"idx without scale", Contract{Format: dataset.IDX}, stream.KindLogistic, 4, "scale"},
-		{"idx shape of another d", Contract{Format: dataset.IDX, Scale: 255, Shape: []int{2, 3}}, stream.KindLogistic, 4, "shape"},
-		{"scale of a csv", Contract{Format: dataset.CSV, Features: []string{"a"}, Scale: 2}, stream.KindLogistic, 1, "scale"},
-		{"classes of a regression", Contract{Format: dataset.LIBSVM, Classes: []string{"a", "b"}}, stream.KindRegression, 2, "classes"},
-		{"three classes of a binary model", Contract{Format: dataset.LIBSVM, Classes: []string{"a", "b", "c"}}, stream.KindLogistic, 2, "classes"},
-		{"one class twice", Contract{Format: dataset.LIBSVM, Classes: []string{"1", "1.0"}}, stream.KindLogistic, 2, "classes"},
+		{"unknown format", Contract{Format: "xls"}, stream.KindLogistic, 2, 0, "format"},
+		{"csv names for another d", Contract{Format: dataset.CSV, Features: []string{"a"}}, stream.KindLogistic, 2, 0, "features"},
+		{"csv name twice", Contract{Format: dataset.CSV, Features: []string{"a", "a"}}, stream.KindLogistic, 2, 0, "features"},
+		{"columns in a libsvm contract", Contract{Format: dataset.LIBSVM, Label: "y"}, stream.KindLogistic, 2, 0, "features"},
+		{"idx without scale", Contract{Format: dataset.IDX}, stream.KindLogistic, 4, 0, "scale"},
+		{"idx shape of another d", Contract{Format: dataset.IDX, Scale: 255, Shape: []int{2, 3}}, stream.KindLogistic, 4, 0, "shape"},
+		{"scale of a csv", Contract{Format: dataset.CSV, Features: []string{"a"}, Scale: 2}, stream.KindLogistic, 1, 0, "scale"},
+		{"classes of a regression", Contract{Format: dataset.LIBSVM, Classes: []string{"a", "b"}}, stream.KindRegression, 2, 0, "classes"},
+		{"three classes of a binary model", Contract{Format: dataset.LIBSVM, Classes: []string{"a", "b", "c"}}, stream.KindLogistic, 2, 0, "classes"},
+		{"two classes of a three-class model", Contract{Format: dataset.LIBSVM, Classes: []string{"a", "b"}}, stream.KindMultinomial, 2, 3, "classes"},
+		{"one class twice in a multinomial model", Contract{Format: dataset.IDX, Scale: 255, Classes: []string{"0", "1", "1.0"}}, stream.KindMultinomial, 4, 3, "classes"},
+		{"one class twice", Contract{Format: dataset.LIBSVM, Classes: []string{"1", "1.0"}}, stream.KindLogistic, 2, 0, "classes"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			err := tc.c.Validate(tc.kind, tc.d)
+			err := tc.c.Validate(tc.kind, tc.d, tc.k)
 			var ce *ContractError
 			require.ErrorAs(t, err, &ce)
 			require.Equal(t, tc.field, ce.Field)

@@ -18,17 +18,22 @@ type Evaluation struct {
 	// N is the number of rows (the inserts of the data; deletes are
 	// skipped).
 	N int `json:"n"`
-	// Loss is the mean per-sample loss of the model's loss,
-	// (1/N)·Σ ℓ_z(w) (stream.Loss.Value, its ridge term (λ/2)‖w‖²
-	// included), summed in row order: the held-out loss of docs/spec.md.
+	// Loss is the mean per-sample loss of the model's loss, summed in row
+	// order: the held-out loss of docs/spec.md, store.Evaluate's bit for
+	// bit. For the paper's learner (1/N)·Σ ℓ_z(w) (stream.Loss.Value, its
+	// ridge term (λ/2)‖w‖² included); for a learner with options or
+	// several outputs the data term at the deployed parameters' scores
+	// (stream.Linear.Link) plus the ridge of the deployed weights
+	// (olbfgs.Learner.DeployedRidge).
 	Loss float64 `json:"loss"`
 	// Accuracy is the fraction of rows whose predicted class is their
-	// class (a binary classifier predicts the positive class when
-	// wᵀx ≥ 0).
+	// class (a binary classifier predicts the positive class when its
+	// score is ≥ 0, a multinomial one the class of the largest score).
 	Accuracy *float64 `json:"accuracy,omitempty"`
 	// LogLoss is the mean cross-entropy −(1/N)·Σ log p(class of the row),
 	// without the ridge term: for a binary classifier
-	// (1/N)·Σ log(1 + exp(−y·wᵀx)).
+	// (1/N)·Σ log(1 + exp(−y·u)), u its score; for a multinomial one
+	// (1/N)·Σ (log Σ_k exp(u_k) − u_class).
 	LogLoss *float64 `json:"log_loss,omitempty"`
 	// AUC is the area under the ROC curve of a binary classifier's score
 	// wᵀx: the probability that a positive row scores above a negative
@@ -74,7 +79,7 @@ type ClassMetrics struct {
 // cannot be scored, wrapping ErrRow with its id; ErrEmpty without a row.
 func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 	loss, w := m.state.Loss(), m.state.W()
-	classify := m.kind == stream.KindLogistic
+	classify := m.kind != stream.KindRegression
 	k := len(m.classes)
 	ev := &Evaluation{}
 	if classify {
@@ -87,9 +92,8 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		sum, logLoss, sq float64
 		correct          int
 		ranked           []scored
-		buf              [16]float64
 	)
-	s := m.scoreBuf(buf[:])
+	s, c := make([]float64, m.k), make([]float64, m.k)
 	for {
 		e, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -104,10 +108,14 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		if field, err := loss.CheckSample(e.Sample); err != nil {
 			return nil, fmt.Errorf("%w: row with id %d: field %q: %w", ErrRow, e.ID, field, err)
 		}
-		sum += loss.Value(w, e.Sample)
 		m.scores(s, e.Sample)
 		if slices.ContainsFunc(s, math.IsNaN) {
 			return nil, fmt.Errorf("%w: row with id %d: the score is not a number", ErrRow, e.ID)
+		}
+		if m.options {
+			sum += m.lin.Link(c, s, e.Sample.S) + m.ridge
+		} else {
+			sum += loss.Value(w, e.Sample)
 		}
 		ev.N++
 		if !classify {
@@ -115,7 +123,7 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 			sq += r * r
 			continue
 		}
-		truth, pred := classOf(e.Sample.S), decide(s)
+		truth, pred := m.classOf(e.Sample.S), decide(s)
 		ev.Confusion[truth][pred]++
 		if truth == pred {
 			correct++
@@ -174,7 +182,7 @@ func crossEntropy(s []float64, class int) float64 {
 	for _, v := range s {
 		sum += math.Exp(v - top)
 	}
-	return top + math.Log(sum) - s[class]
+	return (top - s[class]) + math.Log(sum)
 }
 
 // scored is one row of a binary AUC: its score and whether it is positive.
@@ -235,7 +243,10 @@ type Report struct {
 
 // ModelReport is one model's evaluation in a [Report]: its name (the
 // store's "current state" or "exact counterfactual", a snapshot's or a
-// release's file), the norm ‖w‖ of its parameters and its metrics.
+// release's file), the norm ‖w‖ of its deployed parameters — those it
+// predicts with (olbfgs.Learner.Deployed): the average of the iterates for
+// a learner that averages, else the last iterate; intercepts included —
+// and its metrics.
 type ModelReport struct {
 	Model string  `json:"model"`
 	NormW float64 `json:"norm_w"`

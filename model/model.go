@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strconv"
 
 	"unlearn/dataset"
 	"unlearn/olbfgs"
@@ -15,33 +16,47 @@ import (
 // safe for concurrent use: it never changes after New.
 type Model struct {
 	state    *olbfgs.Learner
+	scorer   *olbfgs.Scorer
+	lin      stream.Linear
 	contract *Contract
 	kind     stream.Kind
 	d        int
+	k        int      // the number of raw scores of a row
 	classes  []string // nil for regression
+	// options says that the held-out loss is formed from the scores (a
+	// learner with options or several outputs: olbfgs.Config.HasOptions),
+	// with ridge the deployed parameters' ridge term; the paper's learner
+	// uses its loss's Value at w.
+	options bool
+	ridge   float64
 }
 
 // New returns the model of a learner's state (a store's state or exact
 // counterfactual, a snapshot, a release's learner) with the contract of
-// its data, or nil when none is recorded. The state is cloned: later
-// changes to it do not reach the model. It returns an error for a loss
-// kind the model cannot apply (the synthetic quadratic loss has no rows to
-// predict on) or a contract that cannot describe the state
-// (Contract.Validate; ErrContract).
+// its data, or nil when none is recorded. The model predicts with the
+// state's deployed parameters and preprocessing — the average of the
+// iterates of a learner that averages, its intercepts, its
+// standardization statistics — through [olbfgs.Learner.Scorer], the
+// learner's own scores. The state is cloned: later changes to it do not
+// reach the model. It returns an error for a loss kind the model cannot
+// apply (the synthetic quadratic loss has no rows to predict on) or a
+// contract that cannot describe the state (Contract.Validate;
+// ErrContract).
 func New(state *olbfgs.Learner, c *Contract) (*Model, error) {
 	if state == nil {
 		panic("model: New: nil state")
 	}
-	m := &Model{state: state.Clone(), kind: state.Loss().Kind(), d: state.Config().Dim}
-	switch m.kind {
-	case stream.KindLogistic:
-		m.classes = UnnamedClasses
-	case stream.KindRegression:
-	default:
-		return nil, fmt.Errorf("model: a %s loss has no rows to predict on (want logistic or regression)", m.kind)
+	st := state.Clone()
+	kind := st.Loss().Kind()
+	lin, ok := st.Loss().(stream.Linear)
+	if !ok || (kind != stream.KindLogistic && kind != stream.KindRegression && kind != stream.KindMultinomial) {
+		return nil, fmt.Errorf("model: a %s loss has no rows to predict on (want logistic, multinomial or regression)", kind)
 	}
+	m := &Model{state: st, scorer: st.Scorer(), lin: lin, kind: kind, d: st.Config().Dim, k: st.Outputs(),
+		options: st.Config().HasOptions(), ridge: st.DeployedRidge()}
+	m.classes = unnamedClasses(kind, m.k)
 	if c != nil {
-		if err := c.Validate(m.kind, m.d); err != nil {
+		if err := c.Validate(m.kind, m.d, m.k); err != nil {
 			return nil, err
 		}
 		cc := *c
@@ -52,6 +67,23 @@ func New(state *olbfgs.Learner, c *Contract) (*Model, error) {
 		}
 	}
 	return m, nil
+}
+
+// unnamedClasses returns the class labels of a model whose contract names
+// none: −1 and 1 for a binary logistic model, the class indices 0 … K−1
+// (a multinomial stream's y) for a multinomial one, nil for regression.
+func unnamedClasses(kind stream.Kind, k int) []string {
+	switch kind {
+	case stream.KindLogistic:
+		return UnnamedClasses
+	case stream.KindMultinomial:
+		cs := make([]string, k)
+		for i := range cs {
+			cs[i] = strconv.Itoa(i)
+		}
+		return cs
+	}
+	return nil
 }
 
 // Contract returns a copy of the model's contract, or nil when none is
@@ -65,85 +97,53 @@ func (m *Model) Contract() *Contract {
 	return &c
 }
 
-// Kind returns the loss kind: logistic (a classifier) or regression.
+// Kind returns the loss kind: logistic or multinomial (a classifier) or
+// regression.
 func (m *Model) Kind() stream.Kind { return m.kind }
 
 // Dim returns d, the length of a row's feature vector.
 func (m *Model) Dim() int { return m.d }
 
 // Classes returns the class labels in the order of the model's outputs
-// (nil for regression): the contract's, or [UnnamedClasses].
+// (nil for regression): the contract's, or the unnamed ones
+// ([UnnamedClasses] for a binary model, "0" … "K−1" for a multinomial one).
 func (m *Model) Classes() []string { return slices.Clone(m.classes) }
 
 // State returns the model's learner state. It is the model's own: read it,
 // do not change it.
 func (m *Model) State() *olbfgs.Learner { return m.state }
 
-// outputs is the number of raw scores of a row: 1 for the binary logistic
-// and the regression models.
-func (m *Model) outputs() int { return 1 }
-
-// scoreBuf returns room for a row's raw scores: buf when it is large
-// enough, else a new slice.
-func (m *Model) scoreBuf(buf []float64) []float64 {
-	if k := m.outputs(); k <= len(buf) {
-		return buf[:k]
-	}
-	return make([]float64, m.outputs())
-}
-
 // scores stores the model's raw scores of the sample x in dst (length
-// m.outputs()): the margin wᵀx of the binary logistic loss, the
-// prediction wᵀx of regression. It is the one place where a state meets a
-// row; x must fit d (the callers check it).
+// m.k): one score for the binary logistic and the regression models, K
+// for a multinomial one. It is the one place where a state meets a row; x
+// must fit d (the callers check it).
 //
-// The margin is summed in increasing index order, each product rounded
-// before it is added, as stream.Logistic.Value sums it: the margin behind
-// a prediction is the one behind the held-out loss, bit for bit, on every
-// build (GOAMD64=v3 included, where the compiler could otherwise fuse a
-// multiply and an add). A sparse x sums its entries in increasing index
-// order, the dense sum's nonzero terms (the sign of a zero margin aside).
-func (m *Model) scores(dst []float64, x stream.Sample) {
-	w := m.state.W()
-	var s float64
-	if x.Idx != nil {
-		for k, j := range x.Idx {
-			s += float64(x.V[k] * w[j])
-		}
-	} else {
-		w = w[:len(x.V)]
-		for j, xj := range x.V {
-			s += float64(xj * w[j])
-		}
-	}
-	dst[0] = s
-}
+// The scores are the learner's own ([olbfgs.Scorer.Scores], the scores
+// its held-out accuracy and its progressive statistics use): the deployed
+// parameters (the average when the learner averages), the standardized
+// features (x_j − m_j)·(1/s_j) when it standardizes, a stream.Dot4 in
+// increasing j (each product rounded before it is added, on every build),
+// plus the intercept. A sparse x gives the bits of its dense form.
+func (m *Model) scores(dst []float64, x stream.Sample) { m.scorer.Scores(dst, x) }
 
 // link maps the raw scores of a classifier to the probability of each
 // class, in dst (length K): for one score s (binary logistic) the
 // probabilities of the negative and the positive class, σ(−s) and σ(s)
 // (each evaluated in its stable form, so a tiny probability keeps its
 // digits; they sum to 1 up to rounding); for K ≥ 2 scores the softmax
-// exp(s_k − max s)/Σ exp(s_j − max s).
+// exp(s_k − max s)/Σ exp(s_j − max s) of the multinomial loss
+// (stream.Softmax).
 func link(dst, scores []float64) {
 	if len(scores) == 1 {
 		dst[0], dst[1] = stream.Sigmoid(-scores[0]), stream.Sigmoid(scores[0])
 		return
 	}
-	top := slices.Max(scores)
-	var sum float64
-	for k, s := range scores {
-		dst[k] = math.Exp(s - top)
-		sum += dst[k]
-	}
-	for k := range dst {
-		dst[k] /= sum
-	}
+	stream.Softmax(dst, scores)
 }
 
 // decide returns the predicted class of the raw scores: for one score, the
 // positive class (1) when s ≥ 0 — the rule behind the held-out accuracy —
-// else 0; for K scores the first largest.
+// else 0; for K scores the first largest (stream.Linear.Predict's rule).
 func decide(scores []float64) int {
 	if len(scores) == 1 {
 		if scores[0] >= 0 {
@@ -160,13 +160,12 @@ func decide(scores []float64) int {
 	return best
 }
 
-// classOf returns the class index of a labelled sample's scalar: for the
-// binary logistic loss y = −1 is class 0 and y = +1 class 1.
-func classOf(y float64) int {
-	if y > 0 {
-		return 1
-	}
-	return 0
+// classOf returns the class index of a labelled sample's scalar
+// (stream.Linear.Class): for the binary logistic loss y = −1 is class 0
+// and y = +1 class 1; for the multinomial loss y is the class index.
+func (m *Model) classOf(y float64) int {
+	k, _ := m.lin.Class(y)
+	return k
 }
 
 // Prediction is the model's prediction for one row.
@@ -178,8 +177,13 @@ type Prediction struct {
 	// Probabilities holds the probability of each class, in the order of
 	// Model.Classes (nil for regression).
 	Probabilities []float64
-	// Value is the raw score: the margin wᵀx of a binary classifier, the
-	// prediction of regression.
+	// Scores holds the raw scores: the margin of a binary classifier, the
+	// prediction of a regression, the K scores of a multinomial classifier
+	// (whose softmax is Probabilities).
+	Scores []float64
+	// Value is the raw score of the prediction: the margin of a binary
+	// classifier, the prediction of a regression, the predicted class's
+	// score of a multinomial classifier.
 	Value float64
 }
 
@@ -194,16 +198,19 @@ func (m *Model) Predict(x []float64) (Prediction, error) {
 }
 
 // PredictTo stores the model's prediction for the sample x (dense, or
-// sparse with Idx set; its scalar S is ignored) in p, reusing
-// p.Probabilities's storage. It does not allocate once p has room for the
-// probabilities. Errors wrap ErrRow: a vector that does not fit d, a value
-// that is not finite, a score that is not a number.
+// sparse with Idx set; its scalar S is ignored) in p, reusing the storage
+// of p.Probabilities and p.Scores. It does not allocate once p has room
+// for them. Errors wrap ErrRow: a vector that does not fit d, a value that
+// is not finite, a score that is not a number.
 func (m *Model) PredictTo(p *Prediction, x stream.Sample) error {
 	if err := m.checkShape(x); err != nil {
 		return err
 	}
-	var buf [16]float64
-	s := m.scoreBuf(buf[:])
+	if cap(p.Scores) < m.k {
+		p.Scores = make([]float64, m.k)
+	}
+	s := p.Scores[:m.k]
+	p.Scores = s
 	m.scores(s, x)
 	for _, v := range s {
 		// A value that is not finite makes every score it enters NaN or
@@ -231,9 +238,16 @@ func (m *Model) PredictTo(p *Prediction, x stream.Sample) error {
 		p.Probabilities = make([]float64, k)
 	}
 	p.Probabilities = p.Probabilities[:k]
+	if len(s) > 1 && slices.ContainsFunc(s, func(v float64) bool { return math.IsInf(v, 0) }) {
+		// The softmax of an infinite score is not a number.
+		return fmt.Errorf("%w: a score overflows (the row's values are too large for the model's)", ErrRow)
+	}
 	link(p.Probabilities, s)
 	p.Class = decide(s)
 	p.Label = m.classes[p.Class]
+	if len(s) > 1 {
+		p.Value = s[p.Class]
+	}
 	return nil
 }
 

@@ -40,43 +40,58 @@ func TestNewClonesTheState(t *testing.T) {
 	assert.Equal(t, UnnamedClasses, m.Classes())
 }
 
-// TestScoresAreTheLossMargin checks that the score behind a prediction is
-// the margin inside the logistic loss, bit for bit: Value(w, z) equals
-// Softplus(−y·score) + (λ/2)‖w‖² summed as Value sums it, for dense and
-// sparse rows.
-func TestScoresAreTheLossMargin(t *testing.T) {
-	l, h := trained(t, 6, 200, 3)
-	m, err := New(l, nil)
-	require.NoError(t, err)
-	w := l.W()
-	var ww float64
-	for _, v := range w {
-		ww += float64(v * v)
-	}
-	ridge := l.Loss().(*stream.Logistic).Lambda() / 2 * ww
-	s := make([]float64, 1)
-	for _, e := range h.Events {
-		m.scores(s, e.Sample)
-		require.Equal(t, l.Loss().Value(w, e.Sample), stream.Softplus(-e.Sample.S*s[0])+ridge)
-		// The sparse form of the same row gives the same score.
-		var idx []int32
-		var v []float64
-		for j, x := range e.Sample.V {
-			if j%2 == 0 {
-				idx, v = append(idx, int32(j)), append(v, x)
+// TestScoresAreTheLearners checks that the scores behind a prediction are
+// the learner's own (olbfgs.Learner.Scores: the deployed parameters, the
+// preprocessing), bit for bit, for the paper's learner, each practitioner
+// option and the multinomial loss, dense and sparse rows; and that for
+// the paper's logistic learner the score is the margin inside its loss
+// (Value(w, z) = Softplus(−y·score) + (λ/2)‖w‖² up to the summation
+// order: relative 1e-12).
+func TestScoresAreTheLearners(t *testing.T) {
+	for _, tc := range optionCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			l, events := tc.Learner, tc.Events
+			m, err := New(l, nil)
+			require.NoError(t, err)
+			k := l.Outputs()
+			want, got, sp := make([]float64, k), make([]float64, k), make([]float64, k)
+			for _, e := range events {
+				l.Scores(want, e.Sample)
+				m.scores(got, e.Sample)
+				require.Equal(t, want, got)
+				var p Prediction
+				require.NoError(t, m.PredictTo(&p, e.Sample))
+				require.Equal(t, want, p.Scores)
+				// The sparse form of the row's even coordinates scores as
+				// its dense form.
+				var idx []int32
+				var v []float64
+				dense := make([]float64, len(e.Sample.V))
+				for j, x := range e.Sample.V {
+					if j%2 == 0 {
+						idx, v, dense[j] = append(idx, int32(j)), append(v, x), x
+					}
+				}
+				m.scores(got, stream.Sample{V: dense})
+				m.scores(sp, stream.SparseSample(idx, v, 0))
+				for c := range k {
+					require.Equal(t, got[c] == 0, sp[c] == 0)
+					if got[c] != 0 {
+						require.Equal(t, got[c], sp[c])
+					}
+				}
+				if tc.paperLogistic {
+					w := l.W()
+					var ww float64
+					for _, v := range w {
+						ww += float64(v * v)
+					}
+					ridge := l.Loss().(*stream.Logistic).Lambda() / 2 * ww
+					m.scores(got, e.Sample)
+					require.True(t, scalar.EqualWithinAbsOrRel(l.Loss().Value(w, e.Sample), stream.Softplus(-e.Sample.S*got[0])+ridge, 1e-14, 1e-12))
+				}
 			}
-		}
-		dense := make([]float64, len(e.Sample.V))
-		for k, j := range idx {
-			dense[j] = v[k]
-		}
-		sp := make([]float64, 1)
-		m.scores(s, stream.Sample{V: dense})
-		m.scores(sp, stream.SparseSample(idx, v, 0))
-		require.Equal(t, s[0] == 0, sp[0] == 0)
-		if s[0] != 0 {
-			require.Equal(t, s[0], sp[0])
-		}
+		})
 	}
 }
 
@@ -166,7 +181,7 @@ func TestRegressionPredict(t *testing.T) {
 	require.NoError(t, err)
 	p, err := m.Predict([]float64{2, 1, 4})
 	require.NoError(t, err)
-	require.Equal(t, Prediction{Class: -1, Value: 0.5*2 - 2 + 4}, p)
+	require.Equal(t, Prediction{Class: -1, Scores: []float64{0.5*2 - 2 + 4}, Value: 0.5*2 - 2 + 4}, p)
 	require.Nil(t, m.Classes())
 	require.Equal(t, []string{"id", "prediction"}, m.Columns())
 }

@@ -6,6 +6,7 @@ import (
 	"encoding/csv"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -233,4 +234,79 @@ func TestWritePredictionsNamesTheRow(t *testing.T) {
 	n, err := model.WritePredictions(&out, m, r, model.Output{})
 	require.Equal(t, 1, n)
 	require.ErrorContains(t, err, `bad.csv: line 3, field 2 ("age")`)
+}
+
+// TestEvaluateIsTheStoresForEveryOption: for the paper's learner, each
+// practitioner option and the multinomial loss, Evaluate's held-out loss
+// and accuracy are store.Evaluate's bit for bit, the accuracy is that of
+// the predicted labels, and the confusion matrix and per-class recall
+// count the predictions (K classes for a multinomial model, in the
+// contract's class names).
+func TestEvaluateIsTheStoresForEveryOption(t *testing.T) {
+	for _, tc := range model.OptionCases(t) {
+		t.Run(tc.Name, func(t *testing.T) {
+			l := tc.Learner
+			k := max(l.Config().Outputs, 2)
+			names := make([]string, k)
+			for i := range names {
+				names[i] = fmt.Sprintf("class %c", 'A'+i)
+			}
+			m, err := model.New(l, &model.Contract{Format: dataset.LIBSVM, Classes: names})
+			require.NoError(t, err)
+			ev, err := model.Evaluate(m, &events{list: tc.Events})
+			require.NoError(t, err)
+			sev, err := store.Evaluate(l, &events{list: tc.Events})
+			require.NoError(t, err)
+			require.Equal(t, sev.Loss, ev.Loss, "the held-out loss is the store's, bit for bit")
+			require.Equal(t, sev.Accuracy, *ev.Accuracy)
+
+			confusion := make([][]int, k)
+			for i := range confusion {
+				confusion[i] = make([]int, k)
+			}
+			correct := 0
+			var p model.Prediction
+			for _, e := range tc.Events {
+				require.NoError(t, m.PredictTo(&p, e.Sample))
+				truth := int(e.Sample.S)
+				if k == 2 && l.Config().Outputs == 0 {
+					truth = 0
+					if e.Sample.S > 0 {
+						truth = 1
+					}
+				}
+				require.Len(t, p.Probabilities, k)
+				require.Equal(t, names[p.Class], p.Label)
+				confusion[truth][p.Class]++
+				if truth == p.Class {
+					correct++
+				}
+			}
+			require.Equal(t, float64(correct)/float64(len(tc.Events)), *ev.Accuracy)
+			require.Equal(t, confusion, ev.Confusion)
+			require.Len(t, ev.Classes, k)
+			for i, c := range ev.Classes {
+				require.Equal(t, names[i], c.Label)
+				if c.Support > 0 {
+					require.Equal(t, float64(confusion[i][i])/float64(c.Support), *c.Recall)
+				}
+			}
+			require.Equal(t, k == 2, ev.AUC != nil, "an AUC for a binary model only")
+			require.Greater(t, *ev.Accuracy, 1/float64(k), "the model learned something")
+		})
+	}
+}
+
+// events is a model.Rows and store.EventSource over a slice of events.
+type events struct {
+	list []stream.Event
+	i    int
+}
+
+func (r *events) Next() (stream.Event, error) {
+	if r.i == len(r.list) {
+		return stream.Event{}, io.EOF
+	}
+	r.i++
+	return r.list[r.i-1], nil
 }

@@ -35,8 +35,12 @@ const minNormal = 0x1p-1022
 //     μ‖w*‖, so ‖w₁ − w*‖ ≥ η·γ₀·‖g₀‖ − ‖w*‖ ≥ (η·γ₀·μ − 1)·‖w*‖: with
 //     η·γ₀·μ ≥ 2 the first step lands at least as far from every sample's
 //     minimizer as it started, and overshoots it η·γ₀·μ − 1 times (at
-//     η = 10³⁰⁸ the next gradient overflows). With τ = 0 every step is
-//     such a step. A radius projects the step back and is exempt.
+//     η = 10³⁰⁸ the next gradient overflows). With τ = 0 and a constant
+//     step every step is such a step. A radius projects the step back and
+//     is exempt, and so is an unregularized intercept (Intercept without
+//     RidgeIntercept): the loss is then not strongly convex in the
+//     intercept, and a sample may have no minimizer at all. A step
+//     schedule starts at η_0 = η, so its first step is the same.
 //
 // Every criterion is computed with a margin for its own rounding, so that
 // it refuses only configurations for which the exact statement holds. The
@@ -47,16 +51,18 @@ func (c Config) CheckFirstSteps(h stream.Header) error {
 	bad := func(field, symbol string, v any, want string) error {
 		return &ConfigError{Field: field, Symbol: symbol, Value: v, Want: want}
 	}
-	s := 1 + slack(c.Dim)
+	// B' is computed over the d features of a payload, W' over the
+	// parameter dimension (Config.SampleBoundExact, Config.RadiusBound).
+	sb, sr := 1+slack(c.Dim), 1+slack(c.ParamDim())
 	switch {
 	case c.SampleBound > 0 && c.SampleBound < minNormal:
 		return bad("SampleBound", "B", c.SampleBound, "must be 0 (off) or at least 2⁻¹⁰²², the smallest normal float64: below it every accepted payload has only subnormal coordinates (fewer than 53 significant bits, squares that underflow), so no real data can be ingested")
-	case c.SampleBound > math.MaxFloat64/s:
-		return bad("SampleBound", "B", c.SampleBound, fmt.Sprintf("must be at most %.6g: the exact bound B' = B·(1 + 2(d+8)u) would overflow", math.MaxFloat64/s))
+	case c.SampleBound > math.MaxFloat64/sb:
+		return bad("SampleBound", "B", c.SampleBound, fmt.Sprintf("must be at most %.6g: the exact bound B' = B·(1 + 2(d+8)u) would overflow", math.MaxFloat64/sb))
 	case c.Radius > 0 && c.Radius < minNormal:
 		return bad("Radius", "W", c.Radius, "must be 0 (off) or at least 2⁻¹⁰²², the smallest normal float64: below it every state has only subnormal coordinates")
-	case c.Radius > math.MaxFloat64/(2*s):
-		return bad("Radius", "W", c.Radius, fmt.Sprintf("must be at most %.6g: the diameter 2W' of the ball every state lies in would overflow", math.MaxFloat64/(2*s)))
+	case c.Radius > math.MaxFloat64/(2*sr):
+		return bad("Radius", "W", c.Radius, fmt.Sprintf("must be at most %.6g: the diameter 2W' of the ball every state lies in would overflow", math.MaxFloat64/(2*sr)))
 	}
 	if c.Guarded() {
 		if lo, hi, ok := c.SpectralBounds(); !ok || !(lo >= minNormal) || math.IsInf(hi, 0) {
@@ -70,7 +76,7 @@ func (c Config) CheckFirstSteps(h stream.Header) error {
 	if mu > 0x1p1022 {
 		return bad(field, "μ", mu, "the loss's curvature floor must be at most 2¹⁰²²: every curvature pair's scale sᵀy/yᵀy ≤ 1/μ would be subnormal")
 	}
-	if c.Radius == 0 {
+	if c.Radius == 0 && (!c.Intercept || c.RidgeIntercept) {
 		// fl(η·γ₀·μ) ≥ 2(1 + 4u) implies η·γ₀·μ ≥ 2 exactly (two
 		// roundings); an overflow to +Inf is ≥ 2 as well.
 		if p := c.StepSize * c.InitialScale * mu; p >= 2*(1+4*unit) {
@@ -82,14 +88,15 @@ func (c Config) CheckFirstSteps(h stream.Header) error {
 
 // curvatureFloor returns a lower bound μ ≥ 0 of the smallest eigenvalue
 // of every Hessian of the loss that h describes, and the header field it
-// comes from: the ridge λ of a logistic or regression loss; for a
+// comes from: the ridge λ of a logistic, multinomial or regression loss
+// (the softmax loss's Hessian is positive semidefinite); for a
 // quadratic loss (Hessians (1−α)H0 + αH1, α ∈ [0, 1], whose smallest
 // eigenvalue is at least the smaller of H0's and H1's, λmin being
 // concave) the Gershgorin bound min_i (H_ii − Σ_{j≠i} |H_ij|) of the
 // symmetric part of each, rounded down. 0 when none is known.
 func curvatureFloor(h stream.Header) (float64, string) {
 	switch h.Kind {
-	case stream.KindLogistic, stream.KindRegression:
+	case stream.KindLogistic, stream.KindRegression, stream.KindMultinomial:
 		return max(h.Lambda, 0), "Loss.Lambda"
 	case stream.KindQuadratic:
 		mu := math.Inf(1)

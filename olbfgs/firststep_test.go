@@ -46,6 +46,15 @@ func TestCheckFirstSteps(t *testing.T) {
 		{"radius subnormal", with(func(c *Config) { c.Radius = 5e-324 }), logistic, "Radius"},
 		{"radius diameter overflows", with(func(c *Config) { c.Radius = 1e308 }), logistic, "Radius"},
 		{"pair window overflows", with(func(c *Config) { c.PairAngle, c.PairMin, c.PairMax = 0.5, 1e-320, 1 }), logistic, "PairMin"},
+		{"multinomial eta 1e308", with(func(c *Config) { c.Outputs, c.StepSize = 3, 1e308 }), stream.Header{Kind: stream.KindMultinomial, D: 5, K: 3, Lambda: 0.05}, "StepSize"},
+		{"multinomial defaults", with(func(c *Config) { c.Outputs = 3 }), stream.Header{Kind: stream.KindMultinomial, D: 5, K: 3, Lambda: 0.05}, ""},
+		{"regularized intercept, eta 1e308", with(func(c *Config) { c.Intercept, c.RidgeIntercept, c.StepSize = true, true, 1e308 }), logistic, "StepSize"},
+		{"unregularized intercept exempts the first step", with(func(c *Config) { c.Intercept, c.StepSize = true, 1e308 }), logistic, ""},
+		{"decaying step, eta 1e308", with(func(c *Config) { c.StepDecay, c.StepSize = 0.003, 1e308 }), logistic, "StepSize"},
+		// 2W' over K·(d+1) = 3·6 parameters: (1+2·26u)·2 > 2(1+2·13u).
+		{"radius diameter at the bound over the parameters", with(func(c *Config) {
+			c.Outputs, c.Intercept, c.Radius = 3, true, math.MaxFloat64/(2*(1+slack(5)))
+		}), stream.Header{Kind: stream.KindMultinomial, D: 5, K: 3, Lambda: 0.05}, "Radius"},
 		{"no floor known (lambda 0)", with(func(c *Config) { c.StepSize = 1e308 }), stream.Header{Kind: stream.KindRegression, D: 5}, ""},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -19,7 +19,9 @@ import (
 //     base64 of little-endian IEEE 754 float64s, row after row, cols = d
 //     a row: bit for bit, and far cheaper to encode and decode than
 //     decimal text), "labels" (each
-//     row's label y, or α), and optionally "ids" and "keys" (one per row);
+//     row's label y, or α), and optionally "ids" and "keys" (one per row)
+//     and "columns", the rows' column names, which must be the store's
+//     features in its order (its data contract's);
 //   - events: "events", an array of insert events in the stream format
 //     (spec §1.1: "op": "insert", "id", the kind's vector and scalar
 //     fields), each with an optional "key".
@@ -30,6 +32,7 @@ type eventsRequest struct {
 	Rows    [][]float64 `json:"rows,omitempty"`
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
 	Cols    *int        `json:"cols,omitempty"`
+	Columns []string    `json:"columns,omitempty"`
 	Labels  []float64   `json:"labels,omitempty"`
 	IDs     []int64     `json:"ids,omitempty"`
 	Keys    []string    `json:"keys,omitempty"`
@@ -71,7 +74,12 @@ type batch struct {
 // events, with the field at fault in every problem.
 func (req *eventsRequest) toBatch(h stream.Header) (*batch, *Problem) {
 	spec, _ := stream.LookupLoss(h.Kind)
-	byRows := req.Rows != nil || req.RowsF64 != nil || req.Labels != nil || req.IDs != nil || req.Keys != nil
+	byRows := req.Rows != nil || req.RowsF64 != nil || req.Labels != nil || req.IDs != nil || req.Keys != nil || req.Columns != nil
+	if req.Columns != nil {
+		if p := checkColumns("columns", req.Columns, contractFeatures(h)); p != nil {
+			return nil, p
+		}
+	}
 	switch {
 	case req.Rows != nil && req.RowsF64 != nil:
 		return nil, problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")

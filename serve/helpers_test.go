@@ -55,6 +55,10 @@ type fixtureOptions struct {
 	certifiable bool
 	policy      store.ResolvePolicy
 	budget      *certify.Budget
+	// hdr, if set, is the store's header (d is then its d); learner edits
+	// the learner's configuration.
+	hdr     *stream.Header
+	learner func(*olbfgs.Config)
 }
 
 // newFixture makes a fixture in a temporary folder, closed when the test
@@ -80,10 +84,19 @@ func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 	}
 	f := &fixture{t: t, owner: t, dir: dir, tokens: map[string]string{}}
 	f.hdr = stream.Header{Format: stream.FormatV1, Kind: stream.KindLogistic, D: fo.d, Lambda: 0.05}
-	f.cfg = olbfgs.DefaultConfig(fo.d)
+	if fo.hdr != nil {
+		f.hdr = *fo.hdr
+	}
+	f.cfg = olbfgs.DefaultConfig(f.hdr.D)
 	f.cfg.Memory = fo.tau
 	if fo.certifiable {
 		f.cfg.Radius, f.cfg.SampleBound = 100, 1e4
+	}
+	if f.hdr.Kind == stream.KindMultinomial {
+		f.cfg.Outputs = f.hdr.K
+	}
+	if fo.learner != nil {
+		fo.learner(&f.cfg)
 	}
 	var err error
 	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k, Resolve: fo.policy})

@@ -4,8 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"slices"
 
+	"unlearn/dataset"
+	"unlearn/model"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -17,6 +18,11 @@ import (
 type Predictor interface {
 	// Dim is the number of features a row must have.
 	Dim() int
+	// Features returns the names of the model's features in the order of a
+	// row (the CSV columns its data contract records), or nil when they
+	// have no names. A request that names its columns must name these, in
+	// this order.
+	Features() []string
 	// Predict returns the predictions of rows, each of Dim finite numbers
 	// (the service checks that before calling).
 	Predict(rows [][]float64) (Predictions, error)
@@ -24,15 +30,18 @@ type Predictor interface {
 
 // Predictions are a Predictor's answer.
 type Predictions struct {
-	// Classes are the class labels, in the order of each row's
-	// probabilities; nil for a regression.
-	Classes []float64 `json:"classes"`
-	// Labels are the predicted class of each row (classification) or its
-	// predicted value (regression).
-	Labels []float64 `json:"predictions"`
+	// Classes are the class labels in the data's own names, in the order
+	// of each row's probabilities; nil for a regression.
+	Classes []string
+	// Labels are the predicted class of each row (a classifier); nil for a
+	// regression.
+	Labels []string
+	// Values are the predicted value of each row (a regression); nil for a
+	// classifier.
+	Values []float64
 	// Probabilities are, for each row, the probability of each class; nil
 	// for a regression.
-	Probabilities [][]float64 `json:"probabilities"`
+	Probabilities [][]float64
 }
 
 // PredictorFunc builds the Predictor of a state of the store's learner
@@ -44,48 +53,65 @@ type PredictorFunc func(state *olbfgs.Learner, h stream.Header) (Predictor, erro
 // no features).
 var ErrNoPredictions = errors.New("the loss makes no predictions")
 
-// LinearPredictor is the default PredictorFunc: the learner's own model,
-// with the margin xᵀw summed in increasing index order as the loss does
-// (spec §1). For the ridge logistic loss the probability of the class +1 is
-// σ(xᵀw) (stream.Sigmoid, the loss's overflow-free logistic function) and
-// the label is +1 when it is at least ½; for ridge regression the
-// prediction is xᵀw. Other losses make no predictions (ErrNoPredictions).
-func LinearPredictor(state *olbfgs.Learner, h stream.Header) (Predictor, error) {
+// ModelPredictor is the default PredictorFunc: the state applied by package
+// model with the data contract the store's header records — the
+// learner's own scores (its deployed parameters, the average when it
+// averages, its standardization and intercepts), the labels in the data's
+// own class names, the probability of each class (logistic: σ(−u), σ(u);
+// multinomial: the softmax of the K scores), a regression's value: what
+// `unlearn predict` writes for the same rows, bit for bit. A loss without
+// rows to predict on (quadratic) makes no predictions (ErrNoPredictions).
+func ModelPredictor(state *olbfgs.Learner, h stream.Header) (Predictor, error) {
 	switch h.Kind {
-	case stream.KindLogistic, stream.KindRegression:
-		return &linear{kind: h.Kind, w: slices.Clone(state.W())}, nil
+	case stream.KindLogistic, stream.KindRegression, stream.KindMultinomial:
+	default:
+		return nil, fmt.Errorf("%w: %s", ErrNoPredictions, h.Kind)
 	}
-	return nil, fmt.Errorf("%w: %s", ErrNoPredictions, h.Kind)
+	c, err := model.ContractOf(h)
+	if err != nil {
+		return nil, fmt.Errorf("the store's data contract: %w", err)
+	}
+	m, err := model.New(state, c)
+	if err != nil {
+		return nil, err
+	}
+	return &modelPredictor{m: m, classes: m.Classes(), features: contractFeatures(h)}, nil
 }
 
-type linear struct {
-	kind stream.Kind
-	w    []float64
+type modelPredictor struct {
+	m        *model.Model
+	classes  []string
+	features []string
 }
 
-func (p *linear) Dim() int { return len(p.w) }
+func (p *modelPredictor) Dim() int { return p.m.Dim() }
 
-func (p *linear) Predict(rows [][]float64) (Predictions, error) {
-	out := Predictions{Labels: make([]float64, len(rows))}
-	if p.kind == stream.KindLogistic {
-		out.Classes = []float64{-1, 1}
+func (p *modelPredictor) Features() []string { return p.features }
+
+func (p *modelPredictor) Predict(rows [][]float64) (Predictions, error) {
+	var out Predictions
+	k := len(p.classes)
+	if k > 0 {
+		out.Classes = p.classes
+		out.Labels = make([]string, len(rows))
 		out.Probabilities = make([][]float64, len(rows))
+	} else {
+		out.Values = make([]float64, len(rows))
 	}
+	// One backing array for the probabilities of every row.
+	probs := make([]float64, len(rows)*k)
+	var pr model.Prediction
 	for i, x := range rows {
-		var m float64
-		for j, v := range x {
-			m += v * p.w[j]
+		if err := p.m.PredictTo(&pr, stream.Sample{V: x}); err != nil {
+			return Predictions{}, problem("unprocessable", "rows[%d]: %v", i, err).at(fmt.Sprintf("rows[%d]", i))
 		}
-		if p.kind != stream.KindLogistic {
-			out.Labels[i] = m
+		if k == 0 {
+			out.Values[i] = pr.Value
 			continue
 		}
-		pos := stream.Sigmoid(m)
-		out.Probabilities[i] = []float64{stream.Sigmoid(-m), pos}
-		out.Labels[i] = -1
-		if pos >= 0.5 {
-			out.Labels[i] = 1
-		}
+		out.Labels[i] = pr.Label
+		out.Probabilities[i] = probs[i*k : (i+1)*k : (i+1)*k]
+		copy(out.Probabilities[i], pr.Probabilities)
 	}
 	return out, nil
 }
@@ -96,13 +122,47 @@ type predictRequest struct {
 	Rows    [][]float64 `json:"rows,omitempty"`
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
 	Cols    *int        `json:"cols,omitempty"`
+	// Columns optionally names the rows' columns: they must be the model's
+	// features, in its order (its data contract's).
+	Columns []string `json:"columns,omitempty"`
 }
 
-// predictResponse is its answer.
+// predictResponse is its answer: for a classifier the classes, each row's
+// label and probabilities; for a regression each row's value (as
+// "predictions") and null classes and probabilities.
 type predictResponse struct {
-	Predictions
+	Classes       []string    `json:"classes"`
+	Predictions   any         `json:"predictions"`
+	Probabilities [][]float64 `json:"probabilities"`
 	// Head is the log position of the state that predicted.
 	Head int64 `json:"head"`
+}
+
+// contractFeatures returns the feature names of the data contract the
+// header records (a CSV's), or nil.
+func contractFeatures(h stream.Header) []string {
+	c, err := model.ContractOf(h)
+	if err != nil || c == nil || c.Format != dataset.CSV {
+		return nil
+	}
+	return c.Features
+}
+
+// checkColumns checks the column names a request gives (field) against
+// the model's features: the same names in the same order, or a problem
+// naming the first difference (model.Contract.Check's words).
+func checkColumns(field string, columns, features []string) *Problem {
+	if columns == nil {
+		return nil
+	}
+	if features == nil {
+		return problem("contract-mismatch", "the model's features have no names (it was not trained on a CSV file): send the rows in its feature order without %s", field).at(field)
+	}
+	want := &model.Contract{Format: dataset.CSV, Features: features}
+	if err := want.Check(&model.Contract{Format: dataset.CSV, Features: columns}, model.CheckOptions{}); err != nil {
+		return problem("contract-mismatch", "%v", err).at(field)
+	}
+	return nil
 }
 
 func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) error {
@@ -113,6 +173,11 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 	v := s.view.Load()
 	if v.predictErr != nil {
 		return problem("no-predictions", "%v", v.predictErr)
+	}
+	// The contract before the rows' length: a missing or extra column
+	// changes it, and the names say which.
+	if p := checkColumns("columns", req.Columns, v.predictor.Features()); p != nil {
+		return p
 	}
 	if req.RowsF64 != nil {
 		if req.Rows != nil {
@@ -134,5 +199,9 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	return writeJSON(w, http.StatusOK, predictResponse{Predictions: pred, Head: v.head})
+	res := predictResponse{Classes: pred.Classes, Predictions: pred.Labels, Probabilities: pred.Probabilities, Head: v.head}
+	if pred.Classes == nil {
+		res.Predictions = pred.Values
+	}
+	return writeJSON(w, http.StatusOK, res)
 }

@@ -56,6 +56,7 @@ var problemKinds = map[string]struct {
 	"unsupported-media":  {http.StatusUnsupportedMediaType, "The request body must be application/json"},
 	"unprocessable":      {http.StatusUnprocessableEntity, "The request is well-formed but its content is refused"},
 	"unknown-record":     {http.StatusUnprocessableEntity, "The request names a record the store does not hold"},
+	"contract-mismatch":  {http.StatusUnprocessableEntity, "The rows do not fit the model's data contract"},
 	"no-predictions":     {http.StatusConflict, "The store's loss makes no predictions"},
 	"not-certifiable":    {http.StatusConflict, "No certified release can be made of the store's state"},
 	"budget-exceeded":    {http.StatusConflict, "The release would exceed the privacy budget"},

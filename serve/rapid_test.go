@@ -144,14 +144,12 @@ func (m *serviceModel) check(t *rapid.T) {
 	probe, _ := rows(5, 2, m.f.hdr.D)
 	res := m.f.do("POST", "/v1/predict", m.f.tokens["predict"], map[string]any{"rows": probe})
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	var pr predictResponse
+	var pr classified
 	require.NoError(t, json.Unmarshal(res.body, &pr))
+	u := make([]float64, 1)
 	for i, x := range probe {
-		var s float64
-		for j := range x {
-			s += x[j] * want.W()[j]
-		}
-		require.Equal(t, stream.Sigmoid(s), pr.Probabilities[i][1], "prediction of row %d", i)
+		want.Scores(u, stream.Sample{V: x})
+		require.Equal(t, stream.Sigmoid(u[0]), pr.Probabilities[i][1], "prediction of row %d", i)
 	}
 	res = m.f.do("GET", "/v1/status", m.f.tokens["read"], nil)
 	var st statusJSON

@@ -225,30 +225,38 @@ func (f *fixture) waitServed(id string) forgetState {
 }
 
 // requirePredictions checks the service's predictions against the
-// learner's weights: σ(xᵀw) summed in index order, bit for bit.
+// learner's own scores (olbfgs.Learner.Scores), bit for bit: σ(u) of the
+// class "1", the label "1" when u ≥ 0.
 func requirePredictions(t *testing.T, f *fixture, want *olbfgs.Learner) {
 	t.Helper()
 	probe, _ := rows(99, 5, 3)
 	res := f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows": probe})
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	var pr predictResponse
+	var pr classified
 	require.NoError(t, json.Unmarshal(res.body, &pr))
-	require.Equal(t, []float64{-1, 1}, pr.Classes)
+	require.Equal(t, []string{"-1", "1"}, pr.Classes)
 	res = f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows_f64": packRows(probe), "cols": 3})
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
-	var packed predictResponse
+	var packed classified
 	require.NoError(t, json.Unmarshal(res.body, &packed))
 	require.Equal(t, pr, packed, "rows_f64 predicts as rows")
+	u := make([]float64, 1)
 	for i, x := range probe {
-		var m float64
-		for j := range x {
-			m += x[j] * want.W()[j]
+		want.Scores(u, stream.Sample{V: x})
+		require.Equal(t, stream.Sigmoid(u[0]), pr.Probabilities[i][1], "row %d", i)
+		require.Equal(t, stream.Sigmoid(-u[0]), pr.Probabilities[i][0], "row %d", i)
+		label := "-1"
+		if u[0] >= 0 {
+			label = "1"
 		}
-		require.Equal(t, stream.Sigmoid(m), pr.Probabilities[i][1], "row %d", i)
-		label := -1.0
-		if stream.Sigmoid(m) >= 0.5 {
-			label = 1
-		}
-		require.Equal(t, label, pr.Labels[i], "row %d", i)
+		require.Equal(t, label, pr.Predictions[i], "row %d", i)
 	}
+}
+
+// classified is the answer of POST /v1/predict for a classifier.
+type classified struct {
+	Classes       []string    `json:"classes"`
+	Predictions   []string    `json:"predictions"`
+	Probabilities [][]float64 `json:"probabilities"`
+	Head          int64       `json:"head"`
 }

@@ -72,7 +72,7 @@ type Options struct {
 	// Defaults to DefaultResolveCheck.
 	ResolveCheck time.Duration
 	// Predictor builds the predictor of each published state. Defaults to
-	// LinearPredictor.
+	// ModelPredictor.
 	Predictor PredictorFunc
 	// Toolkit is the toolkit version written into receipts and
 	// certificates ("unlearn 0.1.0").
@@ -144,7 +144,7 @@ func New(st *store.Store, o Options) (*Server, error) {
 		o.MaxBody = DefaultMaxBody
 	}
 	if o.Predictor == nil {
-		o.Predictor = LinearPredictor
+		o.Predictor = ModelPredictor
 	}
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))

@@ -231,7 +231,10 @@ func (s *Store) noiseSpec(ctx context.Context, tx *sql.Tx, f forgetFacts, o Forg
 	}
 	how := o.Ages
 	switch {
-	case between:
+	case between, !describable(s.hdr.Kind):
+		// The diameter bound, which holds whatever produced the state and
+		// needs no description of the request (certify derives nothing
+		// for a loss kind without its constants, and refuses one).
 		spec.Deletions = len(f.u) + others
 		return spec, nil
 	case !p.Recursion:
@@ -243,6 +246,13 @@ func (s *Store) noiseSpec(ctx context.Context, tx *sql.Tx, f forgetFacts, o Forg
 	spec.Deletion = &certify.Deletion{Ages: discloseAges(ages, how), Intervention: b}
 	spec.Established = established.New(fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0) and counted the deleted inserts' ages itself; the certificate discloses %s, each at most the true age, which bounds α from above because α is non-increasing in every age for this learner", disclosureWords(how)))
 	return spec, nil
+}
+
+// describable reports whether certify accepts a deletion's description
+// (certify.Deletion) for a loss of kind k: the kinds whose constants the
+// toolkit knows.
+func describable(k stream.Kind) bool {
+	return k == stream.KindLogistic || k == stream.KindQuadratic || k == stream.KindMultinomial
 }
 
 // pendingBefore counts the deletions of the pending approximate requests,

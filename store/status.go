@@ -28,6 +28,10 @@ type Status struct {
 	Head int64
 	// T is the number of events the current state has applied.
 	T int
+	// Progress holds the current state's progressive statistics, and
+	// HasProgress whether the learner keeps them (olbfgs.Config.Progress).
+	Progress    olbfgs.Progress
+	HasProgress bool
 	// Checkpoints and InexactCheckpoints count the stored checkpoints and
 	// those carrying forgotten data's influence.
 	Checkpoints, InexactCheckpoints int
@@ -118,6 +122,7 @@ func (s *Store) Status() (Status, error) {
 			st.Damage = err.Error()
 		} else {
 			st.T = s.state.T()
+			st.Progress, st.HasProgress = s.state.Progress()
 		}
 		var err error
 		if st.SchemaVersion, err = schemaVersion(ctx, tx); err != nil {

@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"unlearn/model"
 	"unlearn/store"
 )
 
@@ -84,6 +85,7 @@ func TestContractRefusedEverywhere(t *testing.T) {
 		"csv":    {csvFile, "--label", "label", "--id", "name"},
 		"idx":    {idxFile, "--classes", "0,1", "--scale", "2"},
 		"libsvm": {svmFile, "--d", "12"},
+		"idx10":  {idxFile, "--kind", "multinomial", "--classes", "all", "--scale", "2"},
 	} {
 		st := filepath.Join(dir, "store-"+name)
 		o, err := runCLI(t, append([]string{"init", "--store", st, "--tau", "3", "--data"}, args...)...)
@@ -99,6 +101,17 @@ func TestContractRefusedEverywhere(t *testing.T) {
 	require.NoError(t, err)
 	convSwapped := filepath.Join(dir, "idx10.jsonl")
 	_, err = runCLI(t, "convert", idxFile, "--classes", "1,0", "--scale", "2", "--out", convSwapped)
+	require.NoError(t, err)
+	// A multinomial store with --classes all records the labels found in
+	// the file at init, in class order: the test images' 0, 1, 2.
+	s, err := store.Open(stores["idx10"])
+	require.NoError(t, err)
+	c, err := model.ContractOf(s.Header())
+	require.NoError(t, s.Close())
+	require.NoError(t, err)
+	require.Equal(t, []string{"0", "1", "2"}, c.Classes)
+	convTwo := filepath.Join(dir, "idx-two.jsonl")
+	_, err = runCLI(t, "convert", idxFile, "--kind", "multinomial", "--classes", "0,1", "--scale", "2", "--out", convTwo)
 	require.NoError(t, err)
 
 	for _, c := range []struct {
@@ -118,6 +131,9 @@ func TestContractRefusedEverywhere(t *testing.T) {
 		{"csv as libsvm", "csv", []string{"--data", svmFile}, "format: the model expects CSV data, the data has LIBSVM data"},
 		{"another dimension", "libsvm", []string{"--data", svmFile, "--d", "20"}, "--d: 20, but the "},
 		{"an index above d", "libsvm", []string{"--data", wide}, "line 1, column 8: index 14 exceeds d = 12"},
+		{"multinomial classes in another order", "idx10", []string{"--data", idxFile, "--classes", "2,0,1"}, "classes: the model expects classes 0, 1, 2, the data has classes 2, 0, 1"},
+		{"multinomial with fewer classes", "idx10", []string{"--data", idxFile, "--classes", "0,1"}, "classes: the model expects classes 0, 1, 2, the data has classes 0, 1"},
+		{"multinomial stream of another k", "idx10", []string{"--stream", convTwo}, "classes: the model expects classes 0, 1, 2, the data has classes 0, 1"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			st := stores[c.model]

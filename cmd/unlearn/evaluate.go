@@ -29,14 +29,18 @@ func newEvaluateCmd() *cobra.Command {
 		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] (--data FILE | --stream FILE)",
 		Short: "Held-out loss, accuracy, log loss, AUC and confusion matrix of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
-one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
+one line at a time) and, for a classifier, the accuracy (logistic: the sign of
+the score is y; multinomial: the class of the largest score is y).
 The loss is the stream's per-sample loss ℓ_z(w) of docs/spec.md §1 (for logistic
 and regression the ridge term (λ/2)‖w‖² included), averaged over the held-out inserts.
 A classifier's table adds the log loss (the mean −log p of the row's class,
 without the ridge term) and the ROC AUC (exact, ties counting one half), then
 each model's confusion matrix (rows: the true class, columns: the predicted one)
-with each class's recall, in the data's own class names; a regression's adds
-the RMSE. --json writes the same as one JSON document (unlearn-evaluation/v1,
+with each class's recall, in the data's own class names (K classes for a
+multinomial model); a regression's adds the RMSE. ‖w‖ is the norm of the
+parameters each model predicts with: the average of the iterates for a learner
+that averages (--average, the practitioner's profile), else the last iterate,
+intercepts included. --json writes the same as one JSON document (unlearn-evaluation/v1,
 docs/schemas). The accuracy is that of 'unlearn predict's labels.
 
 With --store it evaluates the current state and the exact counterfactual (the
@@ -133,7 +137,7 @@ from before --data read data sets keep working.`,
 				if err != nil {
 					return err
 				}
-				rep.Models = append(rep.Models, model.ModelReport{Model: m.name, NormW: floats.Norm(m.l.W(), 2), Evaluation: *ev})
+				rep.Models = append(rep.Models, model.ModelReport{Model: m.name, NormW: floats.Norm(m.l.Deployed(), 2), Evaluation: *ev})
 			}
 			if asJSON {
 				b, err := json.MarshalIndent(rep, "", "  ")
@@ -242,6 +246,9 @@ func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model
 	if hdr.D != l.Config().Dim {
 		return nil, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
 	}
+	if hdr.K != l.Config().Outputs {
+		return nil, flagError("classes", "%d classes in %s, but the model has %d", hdr.K, h.path, l.Config().Outputs)
+	}
 	ev, err := evaluateModel(m, r)
 	if err != nil {
 		return nil, dataError(err)
@@ -250,12 +257,12 @@ func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model
 }
 
 // evaluateModel evaluates the model on src: every metric of
-// model.Evaluate for a logistic or regression model, the held-out loss
+// model.Evaluate for a logistic, multinomial or regression model, the held-out loss
 // alone (store.Evaluate) for a loss without rows to predict (the synthetic
 // quadratic).
 func evaluateModel(m namedModel, src model.Rows) (*model.Evaluation, error) {
 	switch m.l.Loss().Kind() {
-	case stream.KindLogistic, stream.KindRegression:
+	case stream.KindLogistic, stream.KindRegression, stream.KindMultinomial:
 		mm, err := m.apply()
 		if err != nil {
 			return nil, err
@@ -282,11 +289,13 @@ func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
-		return nil, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
-	}
+	// The contract first: it names the field (classes, features) that
+	// makes the loss differ.
 	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
 		return nil, err
+	}
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
+		return nil, flagError(flag, "%s has %s, the model %s", name, lossShape(h.Kind, h.D, h.K), lossShape(l.Loss().Kind(), l.Config().Dim, l.Config().Outputs))
 	}
 	ev, err := evaluateModel(m, rd)
 	if err != nil {
@@ -340,6 +349,18 @@ func evaluationTable(models []namedModel, rep model.Report) string {
 			fmt.Fprintf(&b, " %12s", opt(ev.RMSE, "%.6g"))
 		}
 		fmt.Fprintf(&b, " %10.4g\n", r.NormW)
+	}
+	var averaged []string
+	for i, m := range models {
+		if m.l.Averaged() > 0 {
+			averaged = append(averaged, rep.Models[i].Model)
+		}
+	}
+	switch {
+	case len(averaged) == len(models):
+		b.WriteString("‖w‖: of the average of the iterates, which the model predicts with\n")
+	case len(averaged) > 0:
+		fmt.Fprintf(&b, "‖w‖ of %s: of the average of the iterates, which the model predicts with\n", strings.Join(averaged, ", "))
 	}
 	for i, r := range rep.Models {
 		if len(r.Classes) == 0 || models[i].same {

@@ -144,7 +144,7 @@ refused inside the store directory.`,
 			if err != nil {
 				return fmt.Errorf("the store's header: %w", err)
 			}
-			in := intoModel{whose: "the store's", contract: contract, byPosition: force}
+			in := intoModel{whose: "the store's", contract: contract, kind: s.Header().Kind, byPosition: force}
 			// A damaged log is not appended to (an index on id that lost
 			// entries would let a duplicate id in).
 			if err := s.Verify(); err != nil {
@@ -174,7 +174,7 @@ refused inside the store directory.`,
 				}
 				printIngested(cmd, name, res)
 			}
-			return nil
+			return printStoreProgress(cmd, s)
 		},
 	}
 	f := cmd.Flags()
@@ -286,13 +286,15 @@ func ingestData(ctx context.Context, cmd *cobra.Command, s *store.Store, in into
 	}
 	switch {
 	case hdr.Kind != want.Kind && !cmd.Flags().Changed("kind"):
-		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic or regression (ingest stream files into this store)", path, want.Kind)
+		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic, multinomial or regression (ingest stream files into this store)", path, want.Kind)
 	case hdr.Kind != want.Kind:
 		return flagError("kind", "%s, but the store's loss is %s", hdr.Kind, want.Kind)
 	case hdr.D != want.D && cmd.Flags().Changed("d"):
 		return flagError("d", "%d, but the store's d is %d", hdr.D, want.D)
 	case hdr.D != want.D:
 		return fmt.Errorf("--data %s: d = %d (the file's features), but the store's d is %d", path, hdr.D, want.D)
+	case hdr.K != want.K:
+		return flagError("classes", "%d classes, but the store's loss has %d", hdr.K, want.K)
 	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
 		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
 	}
@@ -328,6 +330,20 @@ func ingestData(ctx context.Context, cmd *cobra.Command, s *store.Store, in into
 	}
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	printIngested(cmd, path, res)
+	return printStoreProgress(cmd, s)
+}
+
+// printStoreProgress prints the progressive statistics of the store's
+// state and their warnings, if its learner keeps them.
+func printStoreProgress(cmd *cobra.Command, s *store.Store) error {
+	if !s.LearnerConfig().Progress {
+		return nil
+	}
+	l, err := s.State()
+	if err != nil {
+		return err
+	}
+	printProgress(cmd.OutOrStdout(), cmd.ErrOrStderr(), l, s.Header())
 	return nil
 }
 

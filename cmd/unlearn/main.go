@@ -127,6 +127,12 @@ func configFlagError(err error) error {
 		"InitialScale": "gamma0", "CurvatureTol": "curvature-tol",
 		"Radius": "radius", "SampleBound": "sample-bound",
 		"PairAngle": "pair-angle", "PairMin": "pair-min", "PairMax": "pair-max",
+		"Intercept": "intercept", "RidgeIntercept": "ridge-intercept", "Standardize": "standardize",
+		"Average": "average", "AverageStart": "average-start", "AveragePower": "average-power", "Damping": "damping",
+		"StepDecay": "step-decay", "StepPower": "step-power", "Progress": "progress",
 	}[ce.Field]
+	if flag == "" {
+		return err
+	}
 	return flagError(flag, "%v: %s", ce.Value, ce.Want)
 }

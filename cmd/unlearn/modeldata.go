@@ -22,6 +22,8 @@ type intoModel struct {
 	whose string
 	// contract is the model's data contract, nil when it records none.
 	contract *model.Contract
+	// kind is the model's loss kind.
+	kind stream.Kind
 	// byPosition is --force-features: the data's features are taken by
 	// position (model.CheckOptions.ByPosition).
 	byPosition bool
@@ -89,7 +91,7 @@ func (in intoModel) checkContract(note io.Writer, flag, path string, hdr stream.
 		fmt.Fprintf(note, "note: %s records no data source: only its loss (kind, d, λ) is checked against %s data contract\n", path, in.whose)
 		return nil
 	}
-	if err := in.contract.Check(data, model.CheckOptions{ByPosition: in.byPosition}); err != nil {
+	if err := in.contract.Check(data, model.CheckOptions{ByPosition: in.byPosition, Kind: in.kind}); err != nil {
 		what := path
 		if flag != "" {
 			what = "--" + flag + " " + path

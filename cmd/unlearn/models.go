@@ -27,7 +27,7 @@ type namedModel struct {
 
 // into returns how data is read into the model.
 func (m namedModel) into(byPosition bool) intoModel {
-	return intoModel{whose: "the model's", contract: m.contract, byPosition: byPosition}
+	return intoModel{whose: "the model's", contract: m.contract, kind: m.hdr.Kind, byPosition: byPosition}
 }
 
 // apply returns the model for predictions and metrics.

@@ -5,9 +5,12 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"unlearn/dataset"
 	"unlearn/model"
 	"unlearn/stream"
 )
@@ -33,12 +36,17 @@ per row, in the file's order: CSV with a header row, or JSON Lines with --json.
 Columns: id, the row's id (a CSV id column's value, string ids included, or
 the 1-based row number; a stream event's id); for a classifier, label, the
 predicted class in the data's own class names (those of --classes; a binary
-model trained without them names its classes -1 and 1), and p_CLASS, the
-probability of each class; for a regression, prediction. A binary classifier
-predicts the positive class when wᵀx ≥ 0, the rule of evaluate's accuracy, so
-the accuracy computed from predict's labels is evaluate's. Numbers are the
-shortest decimals that read back to the same float64: a store and its exact
-release write the same bytes.
+model trained without them names its classes -1 and 1, a multinomial one
+trained on a stream 0 … K−1), and p_CLASS, the probability of each class (one
+column per class; --kind multinomial with --classes all records the training
+file's labels); for a regression, prediction. The scores are the learner's own:
+the deployed parameters (the average of the iterates with --average or the
+practitioner's profile), the standardized features with --standardize, the
+intercept. A binary classifier predicts the positive class when its score is ≥
+0, a multinomial one the class of the largest score (probabilities: the
+softmax), the rule of evaluate's accuracy, so the accuracy computed from
+predict's labels is evaluate's. Numbers are the shortest decimals that read
+back to the same float64: a store and its exact release write the same bytes.
 
 The rows need no label: a CSV's label column may be absent (it is skipped when
 present), a LIBSVM line may start with its first index:value, and an IDX image
@@ -181,7 +189,7 @@ output.`,
 func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (model.Rows, func() error, error) {
 	fl := cmd.Flags()
 	in := m.into(force)
-	kind, d := m.l.Loss().Kind(), m.l.Config().Dim
+	kind, d, k := m.l.Loss().Kind(), m.l.Config().Dim, m.l.Config().Outputs
 	if h.df == nil {
 		f, err := os.Open(h.path)
 		if err != nil {
@@ -192,13 +200,15 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 			f.Close()
 			return nil, nil, fmt.Errorf("%s: %w", h.path, err)
 		}
-		if hd := rd.Header(); hd.Kind != kind || hd.D != d {
-			f.Close()
-			return nil, nil, flagError(h.flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", h.path, hd.Kind, hd.D, kind, d)
-		}
+		// The contract first: it names the field (classes, features) that
+		// makes the loss differ.
 		if err := in.checkContract(cmd.ErrOrStderr(), h.flag, h.path, rd.Header(), false); err != nil {
 			f.Close()
 			return nil, nil, err
+		}
+		if hd := rd.Header(); hd.Kind != kind || hd.D != d || hd.K != k {
+			f.Close()
+			return nil, nil, flagError(h.flag, "%s has %s, the model %s", h.path, lossShape(hd.Kind, hd.D, hd.K), lossShape(kind, d, k))
 		}
 		return rd, f.Close, nil
 	}
@@ -209,6 +219,7 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 	opts.Unlabeled = true
 	lossFromModel(fl, &opts, h.path, kind, d, m.hdr.Lambda)
 	in.contractDefaults(fl, &opts, h.path)
+	unnamedClasses(fl, &opts, m)
 	hdr, r, err := openData(h.path, opts)
 	if err != nil {
 		return nil, nil, err
@@ -231,8 +242,32 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 	case hdr.D != d:
 		r.Close()
 		return nil, nil, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, d)
+	case hdr.K != k:
+		r.Close()
+		return nil, nil, flagError("classes", "%d classes, but the model has %d", hdr.K, k)
 	}
 	return r, r.Close, nil
+}
+
+// unnamedClasses sets, for a multinomial model that records no class
+// names (trained on a stream), the classes of an unlabeled read to its
+// class indices 0 … K−1 unless --classes gives them: the read needs K.
+func unnamedClasses(fl *pflag.FlagSet, o *dataset.Options, m namedModel) {
+	if m.l.Loss().Kind() != stream.KindMultinomial || len(o.Classes) > 0 || fl.Changed("classes") {
+		return
+	}
+	for c := range m.l.Config().Outputs {
+		o.Classes = append(o.Classes, strconv.Itoa(c))
+	}
+}
+
+// lossShape describes a loss for a message: "a logistic loss with d = 5",
+// "a multinomial loss with d = 4 and k = 3 classes".
+func lossShape(kind stream.Kind, d, k int) string {
+	if kind == stream.KindMultinomial {
+		return fmt.Sprintf("a %s loss with d = %d and k = %d classes", kind, d, k)
+	}
+	return fmt.Sprintf("a %s loss with d = %d", kind, d)
 }
 
 // regularFile reports whether name is a regular file (not a pipe or a

@@ -44,7 +44,9 @@ func applyPy(t *testing.T) string {
 }
 
 // TestGettingStartedPython runs the documented Python program on a release
-// of each format and checks that it predicts what unlearn predict does:
+// of each format, of the practitioner's profile (intercepts,
+// standardization, the average) and of multinomial models, and checks
+// that it predicts what unlearn predict does:
 // the same ids and labels, probabilities within 1e-12 (NumPy sums x @ w in
 // another order).
 func TestGettingStartedPython(t *testing.T) {
@@ -57,18 +59,26 @@ func TestGettingStartedPython(t *testing.T) {
 	require.NoError(t, os.WriteFile(program, []byte(applyPy(t)), 0o644))
 	files := dataFiles(t, dir)
 	idx := filepath.Join("..", "..", "dataset", "testdata", "fashion-t10k-16-images-idx3-ubyte.gz")
+	sp := species(t, dir, 60)
 	for name, c := range map[string][]string{
 		"idx":    {idx, "--classes", "0,6", "--scale", "7140"},
 		"csv":    {files["csv"][0], "--label", "label", "--id", "name", "--classes", "0,1"},
 		"libsvm": {files["libsvm"][0], "--d", "12"},
+		// The practitioner's profile: intercept, standardization and the
+		// average in the release.
+		"idx practitioner": {idx, "--classes", "0,6", "--profile", "practitioner"},
+		"csv multinomial":  {sp, "--label", "species", "--id", "name", "--kind", "multinomial", "--classes", "all"},
+		"csv multinomial practitioner": {sp, "--label", "species", "--id", "name", "--kind", "multinomial", "--classes", "all",
+			"--profile", "practitioner"},
+		"idx multinomial practitioner": {idx, "--kind", "multinomial", "--classes", "all", "--profile", "practitioner"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			st := filepath.Join(dir, "store-"+name)
+			st := filepath.Join(dir, "store-"+strings.ReplaceAll(name, " ", "-"))
 			o, err := runCLI(t, append([]string{"init", "--store", st, "--tau", "3", "--data"}, c...)...)
 			require.NoError(t, err, o)
 			o, err = runCLI(t, "ingest", "--store", st, "--data", c[0])
 			require.NoError(t, err, o)
-			rel := filepath.Join(dir, name+".release.json")
+			rel := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".release.json")
 			o, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", rel+".cert")
 			require.NoError(t, err, o)
 			want := readCSV(t, predictOut(t, "--release", rel, "--data", c[0]))

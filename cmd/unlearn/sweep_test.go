@@ -145,6 +145,7 @@ func sweepBases() map[string][][]string {
 		"releases": {{"--store", "model", "--get", "1", "--out", "@"}},
 		"sigma":    {{"--alpha", "1", "--epsilon", "1", "--delta", "1e-5"}},
 		"predict":  {cat([]string{"--store", "model", "--out", "@"}, data)},
+		"tune":     {cat(data, []string{"--etas", "0.1", "--lambdas", "0.01"})},
 		// 256.0.0.1 is no address: serve stops at listening once its flags are accepted.
 		"serve":  {{"--store", "model", "--addr", "256.0.0.1:1", "--key", "certifier.key"}},
 		"verify": {{"--receipt", "r0.json", "--public-key", "certifier.pub", "--nonce", "00", "--ids", "1"}},

@@ -192,7 +192,7 @@ func TestIngestDataLossFromStore(t *testing.T) {
 	}{
 		{"lambda", []string{"--store", stores["implicit"], "--data", c[0], "--lambda", "0.05", "--id-offset", "100"}, "--lambda: 0.05, but the store's λ is 0.1"},
 		{"kind", []string{"--store", stores["implicit"], "--data", c[0], "--kind", "logistic", "--id-offset", "100"}, "--kind: logistic, but the store's loss is regression"},
-		{"quadratic store", []string{"--store", stores["quadratic"], "--data", c[0]}, "the store's loss is quadratic; a data file's is logistic or regression"},
+		{"quadratic store", []string{"--store", stores["quadratic"], "--data", c[0]}, "the store's loss is quadratic; a data file's is logistic, multinomial or regression"},
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			_, err := runCLI(t, append(append([]string{"ingest"}, e.args...), c[1:]...)...)

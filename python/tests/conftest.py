@@ -41,13 +41,17 @@ class Service:
     """A running `unlearn serve` over a fresh logistic store of dimension d,
     with the certifier's key, and tokens by scope."""
 
-    def __init__(self, binary, root, d=4, forget_within="60s"):
+    def __init__(self, binary, root, d=4, forget_within="60s", init=None):
+        """init, if given, replaces the store's --kind and --d (a store made
+        from a data file: --data FILE and its flags)."""
         self.bin, self.root, self.d = binary, root, d
+        os.makedirs(root, exist_ok=True)
         self.store = os.path.join(root, "store")
         self.key = os.path.join(root, "certifier")
         self.pub = self.key + ".pub"
         run(binary, "keygen", "--out", self.key)
-        run(binary, "init", "--store", self.store, "--kind", "logistic", "--d", str(d), "--tau", "5", "--checkpoint-every", "40")
+        shape = init if init is not None else ["--kind", "logistic", "--d", str(d)]
+        run(binary, "init", "--store", self.store, *shape, "--tau", "5", "--checkpoint-every", "40")
         self.tokens = {}
         for scopes in ("all", "ingest", "predict", "forget", "release", "read"):
             self.tokens[scopes] = run(binary, "token", "create", "--store", self.store, "--scopes", scopes).strip()

@@ -40,10 +40,11 @@ def test_end_to_end(service, tmp_path):
 
     proba = c.predict_proba(X[:20])
     labels = c.predict(X[:20])
-    assert c.classes_ == [-1, 1]
+    assert c.classes_ == ["-1", "1"]
     for p, label in zip(proba, labels):
         assert abs(p[0] + p[1] - 1) < 1e-12
-        assert label == (1 if p[1] >= 0.5 else -1)
+        if p[1] != 0.5:
+            assert label == ("1" if p[1] > 0.5 else "-1")
 
     request = c.forget(ids=[3, 250], keys=[keys[99]], wait=True)
     assert request.records == 3
@@ -151,3 +152,66 @@ def test_numpy_arrays(service):
     assert receipt["records"] == 2
     with pytest.raises(ValueError):
         c.predict(numpy.array([1.0, 2.0]))
+
+
+def species_csv(path, n):
+    """A CSV of n rows: a string id, three features on unequal scales and
+    offsets, a species that is a rule of them."""
+    rows = ["name,a,b,c,species"]
+    for i in range(n):
+        a, b, c = float(i % 7 - 3), 10 + 5 * float((i * 3) % 5 - 2), 0.01 * ((i * 11) % 9)
+        species = "cat" if a + 0.2 * (b - 10) > 1 else ("dog" if a < -1 else "eel")
+        rows.append("p%d,%r,%r,%r,%s" % (i, a, b, c, species))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(rows) + "\n")
+    return rows[1:]
+
+
+def test_multinomial_with_columns(unlearn_bin, tmp_path):
+    """A three-class store made from a CSV with the practitioner's profile:
+    predict returns the data's class names, predict_proba a probability per
+    class — what `unlearn predict` writes for the same rows, bit for bit —
+    and named columns are checked against the store's features."""
+    from conftest import Service
+
+    data = str(tmp_path / "species.csv")
+    lines = species_csv(data, 60)
+    s = Service(unlearn_bin, str(tmp_path / "svc"), init=["--data", data, "--label", "species", "--id", "name",
+                                                          "--kind", "multinomial", "--classes", "all",
+                                                          "--profile", "practitioner"])
+    try:
+        c = unlearn.Client(s.url, s.tokens["all"])
+        X = [[float(v) for v in line.split(",")[1:4]] for line in lines]
+        names = [line.split(",")[4] for line in lines]
+        classes = ["cat", "dog", "eel"]
+        c.ingest(X, [classes.index(n) for n in names], keys=[line.split(",")[0] for line in lines], columns=["a", "b", "c"])
+        labels = c.predict(X, columns=["a", "b", "c"])
+        assert c.classes_ == classes
+        proba = c.predict_proba(X)
+        assert len(proba) == 60 and all(len(p) == 3 and abs(sum(p) - 1) < 1e-12 for p in proba)
+        assert sum(label == name for label, name in zip(labels, names)) > 36, "the profile learned the species"
+
+        # unlearn predict on the same store and rows writes the same labels
+        # and the same probabilities, bit for bit.
+        out = run(s.bin, "predict", "--store", s.store, "--data", data)
+        got = [line.split(",") for line in out.strip().split("\n")]
+        assert got[0] == ["id", "label", "p_cat", "p_dog", "p_eel"]
+        for row, label, p in zip(got[1:], labels, proba):
+            assert row[1] == label
+            assert [float(v) for v in row[2:]] == p
+
+        for columns, detail in ((["a", "c", "b"], "columns in another order"), (["a", "B", "c"], "renamed?")):
+            with pytest.raises(unlearn.BadRequestError) as e:
+                c.predict(X[:2], columns=columns)
+            assert e.value.kind == "contract-mismatch" and e.value.field == "columns"
+            assert detail in e.value.detail
+        with pytest.raises(unlearn.BadRequestError) as e:
+            c.ingest(X[:1], [0], columns=["a", "b"])
+        assert e.value.kind == "contract-mismatch" and "the model's feature \"c\" is missing" in e.value.detail
+        if numpy is not None:
+            arr = c.predict(numpy.array(X[:4]))
+            assert isinstance(arr, numpy.ndarray) and list(arr) == labels[:4]
+            p = c.predict_proba(numpy.array(X[:4]))
+            assert p.shape == (4, 3)
+    finally:
+        assert s.stop() == 0

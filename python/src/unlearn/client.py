@@ -60,6 +60,18 @@ def _pack(rows):
     return base64.b64encode(a.tobytes()).decode("ascii")
 
 
+def _named(X, columns):
+    """X and its column names: columns as given, else a table's own (a
+    pandas DataFrame's ``columns``, its values taken as an array)."""
+    if columns is None and hasattr(X, "columns") and hasattr(X, "to_numpy"):
+        columns = list(X.columns)
+    if hasattr(X, "to_numpy") and not _is_array(X):
+        X = X.to_numpy(dtype=float)
+    if columns is not None:
+        columns = [str(c) for c in columns]
+    return X, columns
+
+
 def _list(v, convert):
     if v is None:
         return None
@@ -122,13 +134,19 @@ class Client:
 
     # -- the API ------------------------------------------------------------
 
-    def ingest(self, X, y, ids=None, keys=None):
+    def ingest(self, X, y, ids=None, keys=None, columns=None):
         """Appends rows X (features) with labels y — and their integer ids
         and string keys, if given, one per row — to the store's log and
-        trains on them, in one transaction. Returns the service's answer: a
-        dict with events, head (the log position of the last row),
-        checkpoints and ids (the rows' ids, numbered by the service when
-        ids is None)."""
+        trains on them, in one transaction. y is ±1 for a binary store, the
+        class index 0 … K−1 (the position of the class in ``classes_``) for
+        a multinomial one, the target of a regression. columns, or the
+        column names of a table with ``columns`` (a pandas DataFrame), are
+        checked by the service against the store's feature columns (names
+        and order); without them only the row length is. Returns the
+        service's answer: a dict with events, head (the log position of the
+        last row), checkpoints and ids (the rows' ids, numbered by the
+        service when ids is None)."""
+        X, columns = _named(X, columns)
         rows = _rows(X)
         labels = _list(y, float)
         body = {"rows_f64": _pack(rows), "cols": _cols(rows), "labels": labels}
@@ -138,26 +156,40 @@ class Client:
             body["ids"] = _list(ids, int)
         if keys is not None:
             body["keys"] = _list(keys, str)
+        if columns is not None:
+            body["columns"] = columns
         return self._request("POST", "/v1/events", body)
 
-    def _predict(self, X):
+    def _predict(self, X, columns):
+        X, columns = _named(X, columns)
         rows = _rows(X)
-        return self._request("POST", "/v1/predict", {"rows_f64": _pack(rows), "cols": _cols(rows)}), _is_array(X)
+        body = {"rows_f64": _pack(rows), "cols": _cols(rows)}
+        if columns is not None:
+            body["columns"] = columns
+        out = self._request("POST", "/v1/predict", body)
+        if out.get("classes") is not None:
+            self.classes_ = out["classes"]
+        return out, _is_array(X)
 
-    def predict(self, X):
-        """The predicted label of each row of X (or its predicted value, for
-        a regression store)."""
-        out, arr = self._predict(X)
+    def predict(self, X, columns=None):
+        """The predicted class of each row of X, in the data's own class
+        names (strings, one of ``classes_``), or its predicted value for a
+        regression store. columns (or a DataFrame's column names) are
+        checked against the model's features as in ingest. The model is the
+        store's current state with everything it predicts with: its
+        intercepts, standardization and averaged iterates."""
+        out, arr = self._predict(X, columns)
         labels = out["predictions"]
         return _np.asarray(labels) if arr else labels
 
-    def predict_proba(self, X):
+    def predict_proba(self, X, columns=None):
         """The probability of each class for each row of X, in the order of
-        ``classes`` ([-1, 1]): like scikit-learn's predict_proba."""
-        out, arr = self._predict(X)
+        ``classes_`` (set by this call: the class labels in the data's own
+        names, ["-1", "1"] for a binary store trained without names, K
+        labels for a multinomial one): like scikit-learn's predict_proba."""
+        out, arr = self._predict(X, columns)
         if out.get("probabilities") is None:
             raise UnlearnError("the store's model is a regression: it has no class probabilities")
-        self.classes_ = out["classes"]
         return _np.asarray(out["probabilities"]) if arr else out["probabilities"]
 
     def forget(self, ids=None, keys=None, wait=False):
