@@ -225,7 +225,7 @@ func TestEmptyPayloadIsAnError(t *testing.T) {
 		t.Run("approximate/"+iv, func(t *testing.T) {
 			s := mk(t)
 			defer s.Close()
-			_, err := s.Forget([]int64{30}, ForgetOptions{SkipVacuum: true, MaxReplay: 1, Intervention: iv})
+			_, err := s.Forget([]int64{30}, ForgetOptions{SkipVacuum: true, Noise: testNoise(), MaxReplay: 1, Intervention: iv})
 			require.ErrorIs(t, err, ErrInconsistent)
 		})
 	}

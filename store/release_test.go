@@ -12,10 +12,11 @@ import (
 )
 
 // The store's release: exact while every forget was served by replay (the
-// counterfactual itself, memory included, no noise), derived for one
-// pending approximate forget, the diameter for two; every certificate
-// verifies against its release, and none is exact after an approximate
-// forget.
+// counterfactual itself, memory included, no noise); an approximate forget
+// is itself a release (derived α when its description bounds the
+// deviation, else the diameter), and a release while it is pending uses
+// the diameter; every certificate verifies against its release, and none is
+// exact after an approximate forget.
 func TestReleasePaths(t *testing.T) {
 	h := genHistory(t, stream.KindLogistic, 3, 300, 5)
 	cfg := learnerConfig(h.Header.D, 4)
@@ -45,22 +46,29 @@ func TestReleasePaths(t *testing.T) {
 	require.True(t, floatbits.Equal(want.W(), r.Release.W), "an exact release is the counterfactual")
 	require.Equal(t, want.Memory().Len(), len(r.Release.Memory), "memory included")
 
-	_, err = s.Forget([]int64{10}, ForgetOptions{MaxReplay: 1, Intervention: "noop"})
+	// The approximate forget is itself a certified release (derived α);
+	// a release of the state while it is pending uses the diameter.
+	rep, err := s.Forget([]int64{10}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "noop"})
 	require.NoError(t, err)
+	check(rep.Released, "derived")
+	require.False(t, rep.Released.Certificate.Exact)
+	require.Greater(t, rep.Released.Certificate.Sigma, 0.0)
+	require.Equal(t, "noop", rep.Released.Certificate.Sensitivity.Deletion.Intervention.Kind)
 	r, err = s.Release(spec)
 	require.NoError(t, err)
-	check(r, "derived")
-	require.False(t, r.Certificate.Exact)
-	require.Greater(t, r.Certificate.Sigma, 0.0)
+	check(r, "diameter")
 	require.Empty(t, r.Release.Memory, "the un-noised memory is never released")
-	require.Equal(t, "noop", r.Certificate.Sensitivity.Deletion.Intervention.Kind)
 
-	_, err = s.Forget([]int64{20}, ForgetOptions{MaxReplay: 1, Intervention: "param-only"})
+	// A second one whose oldest insert precedes the first's noising:
+	// diameter for the request too.
+	rep, err = s.Forget([]int64{20}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "param-only"})
 	require.NoError(t, err)
+	check(rep.Released, "diameter")
 	r, err = s.Release(spec)
 	require.NoError(t, err)
 	check(r, "diameter")
 	require.Equal(t, "diameter", r.Certificate.Sensitivity.Source)
+	require.Equal(t, 2, r.Certificate.Deletions)
 
 	spec.Memory = certify.Rebuild
 	r, err = s.Release(spec)
@@ -72,20 +80,27 @@ func TestReleasePaths(t *testing.T) {
 	require.Error(t, err, "the store derives α itself")
 }
 
-// A store whose learner has no radius can still release exactly, but a
-// noised release is refused (no α is proved).
+// A store whose learner has no radius can still release exactly, but the
+// approximate path (which keeps a noised state) is refused.
 func TestReleaseWithoutRadius(t *testing.T) {
 	h := genHistory(t, stream.KindLogistic, 2, 120, 6)
-	s := createStore(t, t.TempDir(), h.Header, 3, 40)
+	s, err := Create(t.TempDir(), Config{Header: h.Header, Learner: plainConfig(h.Header.D, 3), CheckpointEvery: 40})
+	require.NoError(t, err)
 	defer s.Close()
-	_, err := s.IngestEvents(Events(h.Events), IngestOptions{})
+	_, err = s.IngestEvents(Events(h.Events), IngestOptions{})
 	require.NoError(t, err)
 	spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Sampler: noise.NewSeededSampler(1, noise.SamplerOptions{})}
 	r, err := s.Release(spec)
 	require.NoError(t, err)
 	require.Equal(t, "exact", r.Path)
-	_, err = s.Forget([]int64{5}, ForgetOptions{MaxReplay: 1, Intervention: "noop"})
+	// The approximate path keeps only a noised state: refused, nothing
+	// changed (the request is neither served nor recorded).
+	_, err = s.Forget([]int64{5}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "noop"})
+	require.ErrorIs(t, err, ErrNotCertifiable)
+	reqs, err := s.Requests()
 	require.NoError(t, err)
-	_, err = s.Release(spec)
-	require.ErrorIs(t, err, certify.ErrNotCertifiable)
+	require.Empty(t, reqs)
+	r, err = s.Release(spec)
+	require.NoError(t, err)
+	require.Equal(t, "exact", r.Path)
 }
