@@ -175,19 +175,23 @@ func TestIngestRefusals(t *testing.T) {
 // With approximate forgets mixed in (some requests capped, served by a
 // random intervention), the state is the oracle whenever no approximate
 // request is pending, Counterfactual is the oracle always, and Check passes.
+//
+// Each case draws its mode: exact forgets only, mixed, or mixed with every
+// checkpoint written by the stepping goroutine (no writer goroutine). Half
+// the forgets skip their VACUUM, which rewrites the file but no row
+// (TestErasure checks what it erases): the rows and the state, which this
+// property checks, are the same either way. A longer run:
+// `go test ./store -run TestForgetExactProperty -rapid.checks=1000`.
 func TestForgetExactProperty(t *testing.T) {
-	t.Run("exact", func(t *testing.T) { forgetProperty(t, false) })
-	t.Run("mixed", func(t *testing.T) { forgetProperty(t, true) })
-	t.Run("mixed, checkpoints written directly", func(t *testing.T) {
-		saved := ckptAsyncMaxFloats
-		ckptAsyncMaxFloats = 0 // every state is "large": no writer goroutine
-		defer func() { ckptAsyncMaxFloats = saved }()
-		forgetProperty(t, true)
-	})
-}
-
-func forgetProperty(t *testing.T, approximate bool) {
+	saved := ckptAsyncMaxFloats
+	defer func() { ckptAsyncMaxFloats = saved }()
 	rapid.Check(t, func(rt *rapid.T) {
+		mode := rapid.SampledFrom([]string{"exact", "mixed", "mixed, checkpoints written directly"}).Draw(rt, "mode")
+		approximate := mode != "exact"
+		ckptAsyncMaxFloats = saved
+		if mode == "mixed, checkpoints written directly" {
+			ckptAsyncMaxFloats = 0 // every state is "large": no writer goroutine
+		}
 		kind := rapid.SampledFrom([]stream.Kind{stream.KindQuadratic, stream.KindLogistic}).Draw(rt, "kind")
 		d := rapid.IntRange(2, 4).Draw(rt, "d")
 		n := rapid.IntRange(1, 60).Draw(rt, "n")
@@ -232,6 +236,7 @@ func forgetProperty(t *testing.T, approximate bool) {
 					o = ForgetOptions{MaxReplay: rapid.IntRange(1, 20).Draw(rt, "cap"),
 						Intervention: rapid.SampledFrom(Interventions()).Draw(rt, "intervention")}
 				}
+				o.SkipVacuum = rapid.Bool().Draw(rt, "skipVacuum")
 				rep, err := s.Forget(ids, o)
 				require.NoError(rt, err)
 				for _, id := range ids {
