@@ -176,17 +176,22 @@ func TestIngestRefusals(t *testing.T) {
 // random intervention), the state is the oracle whenever no approximate
 // request is pending, Counterfactual is the oracle always, and Check passes.
 //
-// Each case draws its mode: exact forgets only, mixed, or mixed with every
-// checkpoint written by the stepping goroutine (no writer goroutine). Half
-// the forgets skip their VACUUM, which rewrites the file but no row
+// Each case draws its mode: mixed, exact forgets only, or mixed with every
+// checkpoint written by the stepping goroutine (no writer goroutine). A
+// forget at an odd step skips its VACUUM, which rewrites the file but no row
 // (TestErasure checks what it erases): the rows and the state, which this
 // property checks, are the same either way. A longer run:
 // `go test ./store -run TestForgetExactProperty -rapid.checks=1000`.
+//
+// The failing cases kept in testdata/rapid/TestForgetExactProperty were
+// found when the modes were subtests (TestForgetExactProperty/mixed and
+// …/mixed, checkpoints written directly); they hold the old draws behind
+// the two values that draw the mode, so they replay the same cases.
 func TestForgetExactProperty(t *testing.T) {
 	saved := ckptAsyncMaxFloats
 	defer func() { ckptAsyncMaxFloats = saved }()
 	rapid.Check(t, func(rt *rapid.T) {
-		mode := rapid.SampledFrom([]string{"exact", "mixed", "mixed, checkpoints written directly"}).Draw(rt, "mode")
+		mode := rapid.SampledFrom([]string{"mixed", "exact", "mixed, checkpoints written directly"}).Draw(rt, "mode")
 		approximate := mode != "exact"
 		ckptAsyncMaxFloats = saved
 		if mode == "mixed, checkpoints written directly" {
@@ -236,7 +241,7 @@ func TestForgetExactProperty(t *testing.T) {
 					o = ForgetOptions{MaxReplay: rapid.IntRange(1, 20).Draw(rt, "cap"),
 						Intervention: rapid.SampledFrom(Interventions()).Draw(rt, "intervention")}
 				}
-				o.SkipVacuum = rapid.Bool().Draw(rt, "skipVacuum")
+				o.SkipVacuum = i%2 == 1
 				rep, err := s.Forget(ids, o)
 				require.NoError(rt, err)
 				for _, id := range ids {
