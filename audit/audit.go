@@ -89,9 +89,50 @@ type Config struct {
 	Seeded bool
 	// Seed seeds the samplers when Seeded is set; ignored otherwise.
 	Seed uint64
-	// Progress, if not nil, is called after every trial with the number
-	// of trials done and the total 2n, from the goroutine that called Run.
+	// Progress, if not nil, is called after every release with the number
+	// done and the total, from the goroutine that called Run: 2n releases,
+	// plus those of the selection split drawn again when its artifacts do
+	// not fit MemoryBudget (the total then grows once, when it is known).
 	Progress func(done, total int)
+	// MemoryBudget is the number of bytes Run may hold for the artifacts
+	// of the selection split, from which the tests are chosen. If the
+	// split's artifacts (2·⌊f·n⌉·Dim floats) fit, they are kept; otherwise
+	// Run draws the split again, block by block of coordinates (see Run).
+	// It also bounds n: the split's per-test columns need
+	// [BytesPerSelectionTrial] bytes per trial. Defaults to
+	// DefaultMemoryBudget.
+	MemoryBudget int64
+}
+
+// DefaultMemoryBudget is the default Config.MemoryBudget, 128 MiB: the
+// audit of a d = 784 store (an artifact of 16,464 numbers with τ = 10) with
+// 10⁴ trials then stays under 300 MB of memory in all (docs/audit.md).
+const DefaultMemoryBudget = 128 << 20
+
+// BytesPerSelectionTrial is the memory Run needs per trial of the selection
+// split whatever the artifact's length: the two worlds' values of the
+// statistic being scored, of one coordinate (streamed), of the likelihood
+// ratio and of three norms, and the Clopper–Pearson table (13 float64s).
+const BytesPerSelectionTrial = 13 * 8
+
+// MaxTrials returns the largest Config.Trials that Run accepts at the
+// selection fraction f and the memory budget (0: DefaultMemoryBudget): the
+// selection split must fit the budget at BytesPerSelectionTrial per trial,
+// and 2n must be an int with room to spare (n ≤ MaxInt/4).
+func MaxTrials(f float64, budget int64) int {
+	if budget == 0 {
+		budget = DefaultMemoryBudget
+	}
+	if !(f > 0 && f < 1) || budget < BytesPerSelectionTrial {
+		return 0
+	}
+	// ⌊f·n⌉ ≤ sel ⇔ f·n < sel + 1/2.
+	sel := float64(budget / BytesPerSelectionTrial)
+	n := math.Floor((sel + 0.5) / f)
+	if n >= math.MaxInt/4 || math.IsInf(n, 0) {
+		return math.MaxInt / 4
+	}
+	return int(n)
 }
 
 // SeedB is XORed into Config.Seed to seed world B's sampler, so that the
@@ -183,6 +224,9 @@ func (c Config) resolve() (resolved, error) {
 	if c.Gamma == 0 {
 		c.Gamma = DefaultGamma
 	}
+	if c.MemoryBudget == 0 {
+		c.MemoryBudget = DefaultMemoryBudget
+	}
 	switch {
 	case c.A == nil:
 		return resolved{}, configErr("A", "nil", "required")
@@ -194,10 +238,17 @@ func (c Config) resolve() (resolved, error) {
 		return resolved{}, configErr("Delta", c.Delta, "must be in [0, 1)")
 	case !(c.Gamma > 0 && c.Gamma < 1):
 		return resolved{}, configErr("Gamma", c.Gamma, "must be in (0, 1)")
+	case c.Gamma/rateBounds == 0:
+		return resolved{}, configErr("Gamma", c.Gamma, fmt.Sprintf("must be at least %v: each of the %d Clopper–Pearson bounds is at level γ/%d, which must be a positive float64", rateBounds*0x1p-1074, rateBounds, rateBounds))
 	case !(c.SelectionFraction > 0 && c.SelectionFraction < 1):
 		return resolved{}, configErr("SelectionFraction", c.SelectionFraction, "must be in (0, 1)")
 	case c.Trials < 2:
 		return resolved{}, configErr("Trials", c.Trials, "must be at least 2")
+	case c.MemoryBudget < 16*BytesPerSelectionTrial:
+		return resolved{}, configErr("MemoryBudget", c.MemoryBudget, fmt.Sprintf("must be at least %d bytes", 16*BytesPerSelectionTrial))
+	case c.Trials > MaxTrials(c.SelectionFraction, c.MemoryBudget):
+		return resolved{}, configErr("Trials", c.Trials, fmt.Sprintf("must be at most %d at selection fraction %v: the selection split needs %d bytes per trial within the memory budget of %d bytes",
+			MaxTrials(c.SelectionFraction, c.MemoryBudget), c.SelectionFraction, BytesPerSelectionTrial, c.MemoryBudget))
 	}
 	r := resolved{Config: c, dim: c.A.Dim()}
 	if d := c.B.Dim(); d != r.dim || r.dim < 1 {
@@ -228,10 +279,32 @@ func Ceiling(eval int, gamma, delta float64) float64 {
 	return EpsilonLowerBound(p, p, delta)
 }
 
-// statistic is a scalar function of an artifact.
+// statistic is a scalar function of an artifact: coordinate coord of it
+// (coord ≥ 0), or f.
 type statistic struct {
-	name string
-	f    func(x []float64) float64
+	name  string // if coord < 0
+	coord int
+	wDim  int // for a coordinate's name
+	f     func(x []float64) float64
+}
+
+// value returns the statistic of the artifact x.
+func (s statistic) value(x []float64) float64 {
+	if s.coord >= 0 {
+		return x[s.coord]
+	}
+	return s.f(x)
+}
+
+// label names the statistic in a report: "w[3]", "memory[17]", "‖x‖", ….
+func (s statistic) label() string {
+	switch {
+	case s.coord < 0:
+		return s.name
+	case s.coord < s.wDim:
+		return fmt.Sprintf("w[%d]", s.coord)
+	}
+	return fmt.Sprintf("memory[%d]", s.coord-s.wDim)
 }
 
 // world is one world's mechanism and sampler.
@@ -352,50 +425,28 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		return nil
 	}
+	grow := func(extra int) { total += extra }
+	dim := r.dim
 
 	// 1. Selection split.
-	dim := r.dim
-	selA, selB := make([]float64, r.sel*dim), make([]float64, r.sel*dim)
-	for i := range r.sel {
-		if err := step(a, selA[i*dim:(i+1)*dim], i); err != nil {
-			return nil, err
-		}
-		if err := step(b, selB[i*dim:(i+1)*dim], i); err != nil {
-			return nil, err
+	var (
+		chosen *selection
+		err2   error
+	)
+	if int64(r.sel)*int64(r.dim)*16 <= r.MemoryBudget {
+		chosen, err2 = selectKept(r, a, b, step)
+	} else {
+		chosen, err2 = selectStreamed(r, &a, &b, step, grow)
+		if err2 == nil && chosen.note != "" {
+			rep.SamplerNote += "; " + chosen.note
 		}
 	}
+	if err2 != nil {
+		return nil, err2
+	}
+	lr, lrRule, lrScore := chosen.lr, chosen.lrRule, chosen.lrScore
+	bb, bbRule, bbScore := chosen.bb, chosen.bbRule, chosen.bbScore
 	level := r.Gamma / rateBounds
-	upSel := cpTable(r.sel, level)
-	colA, colB := make([]float64, r.sel), make([]float64, r.sel)
-	choose := func(st statistic) (rule, float64) {
-		for i := range r.sel {
-			colA[i] = st.f(selA[i*dim : (i+1)*dim])
-			colB[i] = st.f(selB[i*dim : (i+1)*dim])
-		}
-		return bestRule(colA, colB, upSel, upSel, r.Delta)
-	}
-
-	diff := make([]float64, dim)
-	for i := range r.sel {
-		for j := range dim {
-			diff[j] += selA[i*dim+j] - selB[i*dim+j]
-		}
-	}
-	for j := range diff {
-		diff[j] /= float64(r.sel)
-	}
-	lr := statistic{name: "projection on the mean difference", f: func(x []float64) float64 { return dot(diff, x) }}
-	lrRule, lrScore := choose(lr)
-
-	var bb statistic
-	var bbRule rule
-	bbScore := -1.0
-	for _, st := range candidates(dim, r.WDim) {
-		if ru, s := choose(st); s > bbScore {
-			bb, bbRule, bbScore = st, ru, s
-		}
-	}
-	selA, selB = nil, nil // the evaluation split does not need them
 
 	// 2. Evaluation split.
 	tests := []struct {
@@ -414,7 +465,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		for k := range tests {
-			if !tests[k].ru.guessA(tests[k].st.f(x)) {
+			if !tests[k].ru.guessA(tests[k].st.value(x)) {
 				tests[k].fn++
 			}
 		}
@@ -422,7 +473,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			return nil, err
 		}
 		for k := range tests {
-			if tests[k].ru.guessA(tests[k].st.f(x)) {
+			if tests[k].ru.guessA(tests[k].st.value(x)) {
 				tests[k].fp++
 			}
 		}
@@ -431,7 +482,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	// 3. Bounds and ε_lb.
 	for _, t := range tests {
 		res := TestResult{
-			Name: t.name, Statistic: t.st.name, Threshold: t.ru.threshold, GuessAAbove: t.ru.above,
+			Name: t.name, Statistic: t.st.label(), Threshold: t.ru.threshold, GuessAAbove: t.ru.above,
 			SelectionScore: t.score,
 			FalsePositives: t.fp, NegativesB: r.eval, FalseNegatives: t.fn, PositivesA: r.eval,
 			FPRUpper: ClopperPearsonUpper(t.fp, r.eval, level),
@@ -454,17 +505,13 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func candidates(dim, wDim int) []statistic {
 	out := make([]statistic, 0, dim+3)
 	for i := range dim {
-		name := fmt.Sprintf("w[%d]", i)
-		if i >= wDim {
-			name = fmt.Sprintf("memory[%d]", i-wDim)
-		}
-		out = append(out, statistic{name: name, f: func(x []float64) float64 { return x[i] }})
+		out = append(out, statistic{coord: i, wDim: wDim})
 	}
-	out = append(out, statistic{name: "‖x‖", f: func(x []float64) float64 { return norm(x) }})
+	out = append(out, statistic{name: "‖x‖", coord: -1, f: func(x []float64) float64 { return norm(x) }})
 	if wDim < dim {
 		out = append(out,
-			statistic{name: "‖w‖", f: func(x []float64) float64 { return norm(x[:wDim]) }},
-			statistic{name: "‖memory‖", f: func(x []float64) float64 { return norm(x[wDim:]) }})
+			statistic{name: "‖w‖", coord: -1, f: func(x []float64) float64 { return norm(x[:wDim]) }},
+			statistic{name: "‖memory‖", coord: -1, f: func(x []float64) float64 { return norm(x[wDim:]) }})
 	}
 	return out
 }

@@ -41,9 +41,11 @@ func Certified(state *olbfgs.Learner, spec certify.Spec) Mechanism {
 
 // Prepared returns the mechanism whose trials are p.Release with the
 // trial's sampler, flattened (w, then the memory as [Flatten] lays it out
-// for cfg's d and τ). cfg must be the configuration of p's state.
+// for cfg's parameter dimension and τ). cfg must be the configuration of
+// p's state.
 func Prepared(p *certify.Prepared, cfg olbfgs.Config) Mechanism {
-	return &certified{p: p, dim: cfg.Dim + 2*cfg.Memory*cfg.Dim, tau: cfg.Memory}
+	d := cfg.ParamDim()
+	return &certified{p: p, dim: d + 2*cfg.Memory*d, tau: cfg.Memory}
 }
 
 func (c *certified) Dim() int { return c.dim }
@@ -63,9 +65,10 @@ func (c *certified) Release(dst []float64, s noise.Sampler) error {
 // FlattenRelease stores a release in dst as an audit artifact: w, then the
 // released memory pairs in [Flatten]'s layout (slot k holds s_k then y_k;
 // slots beyond the released pairs are zero). dst must have length
-// d + 2·τ·d for the release's d and τ; it panics otherwise.
+// d + 2·τ·d for the release's parameter dimension d and τ; it panics
+// otherwise.
 func FlattenRelease(dst []float64, rel *certify.Release) {
-	d, tau := rel.Config.Dim, rel.Config.Memory
+	d, tau := rel.Config.Olbfgs().ParamDim(), rel.Config.Memory
 	if len(dst) != d+2*tau*d || len(rel.W) != d || len(rel.Memory) > tau {
 		panic(fmt.Sprintf("audit: FlattenRelease: len(dst) = %d, want %d", len(dst), d+2*tau*d))
 	}

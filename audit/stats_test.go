@@ -1,7 +1,13 @@
 package audit
 
 import (
+	"bufio"
+	"errors"
 	"math"
+	"math/big"
+	"os"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,7 +23,8 @@ func TestClopperPearsonUpper(t *testing.T) {
 		for _, n := range []int{1, 7, 100, 5000} {
 			got := ClopperPearsonUpper(0, n, 0.01)
 			want := 1 - math.Pow(0.01, 1/float64(n))
-			require.True(t, testutil.Near(got, want, 0, 1e-12), "n = %d: %v, want %v", n, got, want)
+			require.True(t, testutil.Near(got, want, 0, 1e-11), "n = %d: %v, want %v", n, got, want)
+			wantCPBound(t, 0, n, 0.01, got, 1e-10)
 		}
 	})
 	t.Run("k = n is 1", func(t *testing.T) {
@@ -28,22 +35,58 @@ func TestClopperPearsonUpper(t *testing.T) {
 	})
 	t.Run("the defining tail identity P[Bin(n, p_ub) ≤ k] = a", func(t *testing.T) {
 		// The bound is the p at which observing k or fewer successes has
-		// probability a; check it against gonum's binomial CDF. The Beta
-		// quantile is computed by an iterative inversion, hence the
-		// relative tolerance.
+		// probability a: at p the exact CDF (math/big, 512 bits, the sum
+		// of C(n, i) p^i (1 − p)^{n−i} with big-integer binomials) is at
+		// most a (valid: no tolerance), and a step of 10⁻¹⁰ of min(p, 1 − p)
+		// below p it exceeds a (accurate).
 		rapid.Check(t, func(t *rapid.T) {
 			n := rapid.IntRange(2, 3000).Draw(t, "n")
 			k := rapid.IntRange(1, n-1).Draw(t, "k")
 			a := rapid.Float64Range(1e-7, 0.5).Draw(t, "a")
 			p := ClopperPearsonUpper(k, n, a)
-			tail := distuv.Binomial{N: float64(n), P: p}.CDF(float64(k))
-			if !testutil.Near(tail, a, 1e-13, 1e-6) {
-				t.Fatalf("P[Bin(%d, %v) ≤ %d] = %v, want a = %v", n, p, k, tail, a)
-			}
+			wantCPBound(t, k, n, a, p, 1e-10)
 			if !(p > float64(k)/float64(n)) {
 				t.Fatalf("upper bound %v not above the estimate %d/%d", p, k, n)
 			}
 		})
+	})
+	t.Run("high-precision reference values", func(t *testing.T) {
+		// audit/testdata/clopper_pearson.txt: mpmath at 60 digits
+		// (audit/testdata/clopper_pearson.py). The bound must not be
+		// below the reference and may exceed it by 10⁻¹⁰ relative to
+		// min(p, 1 − p), or two units in the last place of p.
+		for _, c := range readCPReference(t) {
+			got := ClopperPearsonUpper(c.k, c.n, c.a)
+			ref, _ := c.p.Float64()
+			if new(big.Float).SetFloat64(got).Cmp(c.p) < 0 {
+				t.Errorf("k = %d, n = %d, a = %v: %.17g below the exact %s", c.k, c.n, c.a, got, c.p.Text('g', 20))
+			}
+			if got-ref > max(1e-10*min(ref, 1-ref), 2*ulp(ref)) {
+				t.Errorf("k = %d, n = %d, a = %v: %.17g exceeds the exact %.17g by %.3g", c.k, c.n, c.a, got, ref, got-ref)
+			}
+		}
+	})
+	t.Run("many trials, few errors: the issue's case", func(t *testing.T) {
+		// gonum's Beta quantile, used before, returned 0.0362883 for 3
+		// errors in 30000 trials at a = 2.5·10⁻⁶, 53.7 times the exact
+		// 0.000676098773088 (reference file), and 0.0366181 for 6 errors
+		// (42 times 0.000871399328513).
+		for _, c := range []struct {
+			k     int
+			exact float64
+		}{{3, 0.000676098773088194566538}, {6, 0.000871399328512796942346}} {
+			got := ClopperPearsonUpper(c.k, 30000, 2.5e-6)
+			require.GreaterOrEqual(t, got, c.exact)
+			require.Less(t, got, c.exact*(1+1e-10))
+		}
+	})
+	t.Run("Hoeffding beyond MaxExactErrors", func(t *testing.T) {
+		n := 4 * MaxExactErrors
+		k := MaxExactErrors + 1
+		p := ClopperPearsonUpper(k, n, 1e-6)
+		require.Greater(t, p, float64(k)/float64(n))
+		// Hoeffding is looser than the exact bound, which is below it.
+		require.Greater(t, p, cpEstimate(k, n, 1e-6, 0))
 	})
 	t.Run("increasing in k, decreasing in n and in a", func(t *testing.T) {
 		rapid.Check(t, func(t *rapid.T) {
@@ -218,4 +261,84 @@ func TestCeiling(t *testing.T) {
 		require.Greater(t, c, prev)
 		prev = c
 	}
+}
+
+// exactCDF returns P[Bin(n, p) ≤ k] for the float64 p, to 512 bits
+// (rounding to nearest): (1 − p)^n, then each term from the previous one
+// by the ratio (n − i)/(i + 1)·p/(1 − p), summed.
+func exactCDF(k, n int, p float64) *big.Float {
+	const prec = 512
+	f := func() *big.Float { return new(big.Float).SetPrec(prec) }
+	bp := f().SetFloat64(p)
+	q := f().Sub(f().SetInt64(1), bp)
+	r := f().Quo(bp, q)
+	t, b := f().SetInt64(1), f().Set(q)
+	for e := n; e > 0; e >>= 1 {
+		if e&1 == 1 {
+			t.Mul(t, b)
+		}
+		b.Mul(b, b)
+	}
+	sum := f().Set(t)
+	for i := range k {
+		t.Mul(t, f().SetInt64(int64(n-i)))
+		t.Quo(t, f().SetInt64(int64(i+1)))
+		t.Mul(t, r)
+		sum.Add(sum, t)
+	}
+	return sum
+}
+
+// ulp is the spacing of float64 values above p.
+func ulp(p float64) float64 { return math.Nextafter(p, 2) - p }
+
+// wantCPBound fails unless p is the Clopper–Pearson upper bound of k
+// errors in n trials at level a from above within tol: exactCDF at p is at
+// most a, and at p − tol·min(p, 1 − p) (or two units in the last place of
+// p, the float64 resolution) it exceeds a.
+func wantCPBound(t interface {
+	Helper()
+	Fatalf(string, ...any)
+}, k, n int, a, p, tol float64) {
+	t.Helper()
+	ba := new(big.Float).SetFloat64(a)
+	if exactCDF(k, n, p).Cmp(ba) > 0 {
+		t.Fatalf("P[Bin(%d, %v) ≤ %d] > a = %v: %v is below the Clopper–Pearson bound", n, p, k, a, p)
+	}
+	if lo := p - max(tol*min(p, 1-p), 2*ulp(p)); exactCDF(k, n, lo).Cmp(ba) <= 0 {
+		t.Fatalf("P[Bin(%d, %v) ≤ %d] ≤ a = %v: %v exceeds the bound by more than %v", n, lo, k, a, p, tol)
+	}
+}
+
+type cpCase struct {
+	k, n int
+	a    float64
+	p    *big.Float
+}
+
+// readCPReference reads audit/testdata/clopper_pearson.txt.
+func readCPReference(t *testing.T) []cpCase {
+	t.Helper()
+	f, err := os.Open("testdata/clopper_pearson.txt")
+	require.NoError(t, err)
+	defer f.Close()
+	var out []cpCase
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		line := sc.Text()
+		if strings.HasPrefix(line, "#") || line == "" {
+			continue
+		}
+		fs := strings.Fields(line)
+		require.Len(t, fs, 4, line)
+		k, err1 := strconv.Atoi(fs[0])
+		n, err2 := strconv.Atoi(fs[1])
+		a, err3 := strconv.ParseFloat(fs[2], 64)
+		p, _, err4 := big.ParseFloat(fs[3], 10, 256, big.ToNearestEven)
+		require.NoError(t, errors.Join(err1, err2, err3, err4), line)
+		out = append(out, cpCase{k, n, a, p})
+	}
+	require.NoError(t, sc.Err())
+	require.NotEmpty(t, out)
+	return out
 }

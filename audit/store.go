@@ -14,12 +14,13 @@ import (
 // is exact (every forget served by replay), each world publishes its
 // un-noised state, memory included, as the store does; the states are then
 // equal and the audit finds nothing. The artifacts are w followed by the
-// memory in [Flatten]'s layout; wDim is d, for Config.WDim.
+// memory in [Flatten]'s layout; wDim is the parameter dimension (d for the
+// paper's learner), for Config.WDim.
 func FromStore(w *store.AuditWorlds) (a, b Mechanism, wDim int) {
 	cfg := w.StateA.Config()
 	if w.Exact {
 		return Gaussian(w.StateA.W(), Flatten(w.StateA.Memory()), 0),
-			Gaussian(w.StateB.W(), Flatten(w.StateB.Memory()), 0), cfg.Dim
+			Gaussian(w.StateB.W(), Flatten(w.StateB.Memory()), 0), cfg.ParamDim()
 	}
-	return Prepared(w.A, cfg), Prepared(w.B, cfg), cfg.Dim
+	return Prepared(w.A, cfg), Prepared(w.B, cfg), cfg.ParamDim()
 }

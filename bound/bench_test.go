@@ -74,3 +74,28 @@ func BenchmarkTrackerStep(b *testing.B) {
 		sinkFloat, sinkErr = tr.Step()
 	}
 }
+
+var sinkDeviation Deviation
+
+// BenchmarkDynamicsBound: the scheduled recursion is linear in the steps
+// after the first deleted insert; the memory-free learner (commuting
+// contraction) is the cheap path, a guarded memory with non-commuting
+// Hessians evaluates the general and near-isotropic bounds at each step.
+func BenchmarkDynamicsBound(b *testing.B) {
+	for _, memory := range []bool{false, true} {
+		for _, steps := range []int{10_000, 1_000_000} {
+			b.Run(fmt.Sprintf("memory=%v,steps=%d", memory, steps), func(b *testing.B) {
+				d := Dynamics{Schedule: Schedule{Eta0: 1, Decay: 0.05}, HMin: 1, HMax: 1, Mu: 0.05, L: 0.3, G: 1.5,
+					Radius: 10, RoundOff: 1e-9, Average: Averaging{From: 1, Power: 2}, Provenance: Proved}
+				if memory {
+					d.HMin, d.HMax = 0.95, 1.05
+				}
+				s := Stream{Steps: steps, Deleted: []int{1, steps / 2, steps}, Interventions: []Intervention{{After: steps / 2, Move: 0.01}}}
+				b.ReportAllocs()
+				for b.Loop() {
+					sinkDeviation, sinkErr = d.Bound(s)
+				}
+			})
+		}
+	}
+}

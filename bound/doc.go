@@ -30,6 +30,26 @@
 // α_{t0+k} for given deletion ages and horizon, with the list of [Term]s it
 // rests on; [Tracker] maintains α online.
 //
+// # Decaying steps, time-varying contraction, averaged iterates
+//
+// [Dynamics] holds the public constants of a projected learner with a step
+// schedule η(t) = η₀/(1 + η₀·λ_η·t) ([Schedule], indexed by the learner's
+// own count), a preconditioner with spectrum in [hMin, hMax] (hMin = hMax:
+// no curvature memory), loss constants μ, L, G, the radius W' and an
+// optional running average of the iterates ([Averaging]: uniform or
+// polynomial-decay weights). [Dynamics.Bound] takes a [Stream] — the
+// actual learner's number of steps, its deleted steps and the
+// interventions applied to it — and returns the bound on the deviation of
+// the released vector from the counterfactual's: the time-varying recursion
+// Δ_s ≤ ρ_s·Δ_{s−1} + π_s with a contraction proved at each step's size
+// (commuting, general or near-isotropic) and the counterfactual's schedule
+// shift (it applied fewer inserts, so it takes larger steps) as a
+// perturbation. Without memory, its bound is of order
+// G·(1 + ln(T/p))/(λ_η·T) for a deletion at step p of T: it shrinks with the
+// stream, unlike the constant-step worst-case memory model. Every
+// operation is rounded outward (interval arithmetic), so the result bounds
+// the exact value. Derivations: docs/theory.md §16.
+//
 // # Contraction
 //
 // [AnalyticContraction] proves ρ for the parameter map with a fixed

@@ -59,7 +59,7 @@ func certify(state *olbfgs.Learner, r *resolved) (*Release, *Certificate, error)
 	if err != nil {
 		return nil, nil, err
 	}
-	release := releaseOf(out, r.header)
+	release := releaseOf(out, r.header, r.contract)
 	b, err := release.Marshal()
 	if err != nil {
 		return nil, nil, err
@@ -104,7 +104,14 @@ func released(state *olbfgs.Learner, r *resolved) (out *olbfgs.Learner, sigma, a
 	}
 	out = state.Clone()
 	if r.gauss != nil {
-		w := slices.Clone(state.W())
+		// The noise is on the deployed parameters (the average with
+		// olbfgs.Config.Average), and the released learner holds nothing
+		// else of the state's options: a new learner at the noised w, whose
+		// deployed parameters are w.
+		w := slices.Clone(state.Deployed())
+		if out, err = olbfgs.New(state.Config(), state.Loss()); err != nil {
+			return nil, 0, 0, fmt.Errorf("certify: %w", err)
+		}
 		if rad := state.Config().RadiusBound(); !math.IsInf(rad, 0) {
 			if n := floats.Norm(w, 2); n > rad {
 				floats.Scale(rad/n, w)

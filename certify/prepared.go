@@ -66,5 +66,5 @@ func (p *Prepared) Release(s noise.Sampler) (*Release, error) {
 	if err != nil {
 		return nil, err
 	}
-	return releaseOf(out, r.header), nil
+	return releaseOf(out, r.header, r.contract), nil
 }

@@ -14,13 +14,9 @@ import (
 // unit is the unit round-off u = 2⁻⁵³.
 const unit = 0x1p-53
 
-// roundOffConstant is the constant of the per-step round-off bound of
-// [Profile.RoundOff]: 2⁻⁴⁰ = 8192u. The first-order forward error analysis
-// in docs/theory.md, "Floating point", gives 16u in its place; the factor
-// 512 covers the second-order terms (every (1 + ku) product expanded to
-// first order) with a wide margin, since the result is a bound and its
-// size (≈ 10⁻¹⁰ of the step term) costs nothing in σ.
-const roundOffConstant = 0x1p-40
+// standardizeRefusal says why a learner that standardizes its features has
+// no noised release (docs/theory.md §15.9).
+const standardizeRefusal = "the learner standardizes its features (olbfgs.Config.Standardize): the means and deviations are part of the model a release must carry, and they are un-noised functions of every ingested row, the deleted ones included, so no noised release of it can be certified, whatever α; publish an exact release after an exact forget (α = 0)"
 
 // Profile holds what the toolkit derives — proves from the learner's
 // configuration and the loss's public header, never from data — about
@@ -53,8 +49,13 @@ type Profile struct {
 	// Contraction is ρ, proved (bound.AnalyticContraction).
 	Contraction bound.Contraction
 	// RoundOff is the per-step divergence bound of two float trajectories
-	// (bound.Scenario.RoundOff).
+	// (bound.Scenario.RoundOff): twice the forward error ε₁ of one float
+	// step, bounded operation by operation with Higham's γₙ and every
+	// bound rounded upwards (roundoff.go; docs/theory.md §15.6).
 	RoundOff float64
+	// steps holds what RoundOff was computed from, for the bounds of a
+	// step from outside the ball and of a parameter-only correction.
+	steps *stepBounds
 	// Terms lists every derived quantity with its reason.
 	Terms []bound.Term
 }
@@ -86,6 +87,9 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 	if h.D != cfg.Dim {
 		return nil, specErr("Header.D", h.D, fmt.Errorf("%w: the learner has d = %d", ErrSpec, cfg.Dim))
 	}
+	if cfg.Standardize {
+		return nil, specErr("Config.Standardize", true, fmt.Errorf("%w: %s", ErrNotCertifiable, standardizeRefusal))
+	}
 	wp := cfg.RadiusBound()
 	p := &Profile{Radius: wp, Diameter: math.Nextafter(2*wp, math.Inf(1))}
 	p.Terms = []bound.Term{
@@ -93,6 +97,18 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 			Paper: "not in the paper: the learner projects w onto ‖w‖ ≤ W after every step (olbfgs.Config.Radius), plus round-off"},
 	}
 	no := func(why string) (*Profile, error) { p.Why = why; return p, nil }
+	// The practitioner's options (docs/theory.md §15.9): each either keeps
+	// the constants below or leaves only the diameter bound, said here.
+	switch {
+	case cfg.Average:
+		return no("averaging (olbfgs.Config.Average): the released parameters are the average of the iterates, and the recursion bounds one iterate: no proved α beyond the diameter bound 2W' (an average of states in the ball lies in the ball, and the release projects onto it)")
+	case cfg.StepDecay > 0:
+		return no("a decaying step (olbfgs.Config.StepDecay): the recursion is proved for the constant step η only: no proved α beyond the diameter bound 2W'")
+	case cfg.Intercept && !cfg.RidgeIntercept:
+		return no("an intercept without ridge (olbfgs.Config.RidgeIntercept off): the loss is not strongly convex along the intercepts (μ = 0), so no contraction: only the diameter bound 2W' applies")
+	case cfg.Intercept && h.Kind != stream.KindLogistic:
+		return no(fmt.Sprintf("an intercept on a %s loss: the toolkit derives the constants of a regularized intercept for the logistic loss only: only the diameter bound 2W' applies", h.Kind))
+	}
 	hMin, hMax, ok := cfg.SpectralBounds()
 	if !ok {
 		return no("no pair guard (olbfgs.Config.PairAngle = 0): no bound on the spectrum of H_Z is known, so only the diameter bound 2W' applies")
@@ -101,20 +117,23 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		return no("no sample bound (olbfgs.Config.SampleBound = 0): no gradient bound G, so only the diameter bound 2W' applies")
 	}
 	bp := cfg.SampleBoundExact()
-	var mu, l, g, mag float64
-	d := cfg.Dim
+	var mu, l, g, fro float64
+	d := cfg.ParamDim() // the dimension of the vectors every step computes
 	switch h.Kind {
 	case stream.KindLogistic:
+		if cfg.Intercept {
+			// A regularized intercept is the logistic loss of the payload
+			// (x, 1), whose norm is at most sqrt(B'² + 1).
+			bp = upBy(math.Sqrt(upBy(bp*bp+1, 2)), 2)
+		}
 		mu = h.Lambda
 		l = upBy(h.Lambda+bp*bp/4, 4)
 		g = upBy(bp+h.Lambda*wp, 4)
-		mag = upBy(bp*(1+bp*wp)+h.Lambda*wp, 6)
 		p.Commuting = d == 1
 	case stream.KindQuadratic:
 		if !exactlySymmetric(h.H0) || !exactlySymmetric(h.H1) {
 			return no("the header's H0 or H1 is not exactly symmetric (the gradient uses the full matrix, the spectral bounds its symmetric part): only the diameter bound 2W' applies")
 		}
-		var fro float64
 		mu, l, fro = math.Inf(1), 0, 0
 		for _, m := range [][][]float64{h.H0, h.H1} {
 			lo, hi, f, err := spectrum(m)
@@ -124,8 +143,9 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 			mu, l, fro = min(mu, lo), max(l, hi), max(fro, f)
 		}
 		g = upBy(l*(wp+bp), 4)
-		mag = upBy(2*fro*(wp+bp), 4)
 		p.Commuting = d == 1 || (scalarMatrix(h.H0) && scalarMatrix(h.H1))
+	case stream.KindMultinomial:
+		return no("multinomial: μ = λ, L = λ + B'²/2 and G = √2·B' + λW' hold (docs/theory.md §15.9), but the floating-point analysis of a step (§15.6) is made for the logistic and quadratic gradients only: no proved α beyond the diameter bound 2W'")
 	default:
 		return no(fmt.Sprintf("the toolkit knows no constants for loss kind %q: only the diameter bound 2W' applies", h.Kind))
 	}
@@ -150,15 +170,19 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		return no(fmt.Sprintf("no contraction is proved (%v): only the diameter bound 2W' applies", err))
 	}
 	p.Contraction = k
-	// Round-off (docs/theory.md, "Floating point"): one float step differs
-	// from the exact map by at most C·(τ+2)²·(d+8)·c^{2τ}·[W' + η·hMax·(G + K)]
-	// with c = sqrt(1 + r̄²) (the norm of the BFGS projections) and K the
-	// size of the gradient's intermediate terms; two trajectories, twice.
-	c2t := math.Pow(1+cfg.PairAngle*cfg.PairAngle, float64(cfg.Memory))
-	tau2 := float64(cfg.Memory+2) * float64(cfg.Memory+2)
-	p.RoundOff = upBy(2*roundOffConstant*tau2*float64(d+8)*c2t*(wp+cfg.StepSize*hMax*(g+mag)), 8)
+	// Round-off (docs/theory.md §15.6): twice the forward error of one
+	// float step, bounded operation by operation (roundoff.go).
+	steps, ok := newStepBounds(cfg, h, hMax, l, fro)
+	if !ok {
+		return no(fmt.Sprintf("no round-off bound for loss kind %q: only the diameter bound 2W' applies", h.Kind))
+	}
+	p.steps = steps
+	p.RoundOff = steps.roundOff(0)
+	if !(p.RoundOff >= 0) || math.IsInf(p.RoundOff, 0) {
+		return no("the round-off bound of one step is not finite for this configuration: only the diameter bound 2W' applies")
+	}
 	p.Terms = append(p.Terms, bound.Term{Name: "round-off per step", Value: p.RoundOff, Provenance: bound.Proved,
-		Paper: "not in the paper (exact arithmetic): the divergence one step adds between two float trajectories"})
+		Paper: "not in the paper (exact arithmetic): twice the forward error of one float step, bounded with Higham's γₙ for every operation and rounded upwards (docs/theory.md §15.6)"})
 	p.Recursion = true
 	return p, nil
 }

@@ -10,6 +10,7 @@ import (
 
 	"unlearn/bound"
 	"unlearn/internal/established"
+	"unlearn/model"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/stream"
@@ -269,7 +270,7 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 	}
 	// The released w is projected onto the ball of radius W' before the
 	// noise; the float projection is within 4(d+8)u·W' of the exact one.
-	proj := upBy(4*float64(cfg.Dim+8)*unit*p.Radius, 2)
+	proj := upBy(4*float64(cfg.ParamDim()+8)*unit*p.Radius, 2)
 	out := Sensitivity{Source: "diameter", Provenance: bound.Proved, Diameter: p.Diameter, Metric: metricW, Terms: slices.Clone(p.Terms),
 		Binding: "diameter", Why: "no deletion described: the diameter 2W' holds whatever produced the state"}
 	alpha := p.Diameter
@@ -326,6 +327,17 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			// (projection is non-expansive) plus its round-off.
 			step := upBy(p.Constants.StepTerm()+p.RoundOff, 2)
 			out.Allowance = upBy(allowance*step, 2)
+			if k.Kind == unlearn.KindParamOnly && len(d.Ages) > 0 {
+				// The correction's own float error (its n terms summed:
+				// beyond one step's), and, when steps follow, the first of
+				// them starting up to the allowance outside the ball (the
+				// correction is not projected).
+				extra := p.steps.paramOnly(len(d.Ages))
+				if d.Horizon > 0 {
+					extra = upBy(extra+p.steps.roundOff(out.Allowance), 2)
+				}
+				out.Allowance = upBy(out.Allowance+extra, 2)
+			}
 			if r := upBy(out.Recursion+out.Allowance, 2); r < alpha {
 				alpha, out.Binding, out.Why = r, "recursion", ""
 			} else {
@@ -423,10 +435,12 @@ func guarantee(eps, delta, beta float64) Guarantee {
 // resolved is a validated Spec with its defaults filled in, for one state.
 type resolved struct {
 	Spec
-	header  stream.Header
-	sens    Sensitivity
-	gauss   *noise.Gaussian // nil for an exact release
-	sampler string
+	header stream.Header
+	// contract is the data contract the header records (nil: none).
+	contract *model.Contract
+	sens     Sensitivity
+	gauss    *noise.Gaussian // nil for an exact release
+	sampler  string
 }
 
 // resolve validates the spec against the state's configuration and loss
@@ -446,11 +460,18 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 		}
 		r.header = h
 	}
-	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim {
+	if r.header.Kind != state.Loss().Kind() || r.header.D != state.Config().Dim || r.header.K != state.Config().Outputs {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the header (kind %q, d = %d) does not describe the state's loss", ErrSpec, r.header.Kind, r.header.D))
 	}
 	if own, err := HeaderOf(state.Loss()); err != nil || !sameLoss(own, r.header) {
 		return nil, specErr("Header", nil, fmt.Errorf("%w: the header's loss constants (H0, H1, λ) are not the state's loss's", ErrSpec))
+	}
+	var err error
+	if r.contract, err = model.ContractOf(r.header); err == nil && r.contract != nil {
+		err = r.contract.Validate(r.header.Kind, r.header.D, r.header.K)
+	}
+	if err != nil {
+		return nil, specErr("Header", nil, fmt.Errorf("%w: the data contract its metadata records: %w", ErrSpec, err))
 	}
 	if s.Deletion != nil {
 		// The description is established only by the toolkit (Spec.
@@ -471,6 +492,9 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	}
 	if exact != "" && s.Established.How() == "" {
 		return nil, specErr("Established", nil, fmt.Errorf("%w: an exact release is established by the toolkit's own replay", ErrNotCertifiable))
+	}
+	if exact == "" && state.Config().Standardize {
+		return nil, specErr("Config.Standardize", true, fmt.Errorf("%w: %s", ErrNotCertifiable, standardizeRefusal))
 	}
 	if s.Beta > 0 && s.Alpha == nil {
 		return nil, specErr("Beta", s.Beta, fmt.Errorf("%w: a derived bound holds with β = 0; β is for an assumed α only", ErrBeta))
@@ -544,7 +568,7 @@ func sameLoss(a, b stream.Header) bool {
 // its gradient is not.
 func builtinLoss(l stream.Loss) bool {
 	switch l.(type) {
-	case *stream.Logistic, *stream.Quadratic:
+	case *stream.Logistic, *stream.Quadratic, *stream.Multinomial:
 		return true
 	}
 	return false

@@ -29,8 +29,15 @@ type Report struct {
 	Certificate *Certificate
 	// Checked lists what was checked.
 	Checked []string
-	// Cannot lists what no verifier can check from public data.
+	// Cannot lists what no verifier can check from public data, and, for
+	// a verification without a public key, who issued the certificate.
 	Cannot []string
+	// Authenticated says that the certificate's Ed25519 signature was
+	// checked against the public key given to Verify. Without it nothing
+	// says who made the certificate: anyone can write one that passes every
+	// other check (a forged "exact" certificate for a release of their
+	// own included). Code that acts on a verification must require it.
+	Authenticated bool
 }
 
 // String returns the report as text: the certificate's summary, then the
@@ -78,9 +85,15 @@ func Sign(c *Certificate, key Signer) error {
 
 // Verify checks a certificate against the release it covers (the bytes of
 // the release file). With a public key, it first checks that the
-// certificate is signed by that key (ErrSignature otherwise); without one
-// it checks everything else and reports that the issuer is not
-// authenticated — anyone can write an unsigned certificate.
+// certificate is signed by that key (ErrSignature otherwise) and sets
+// Report.Authenticated. Without one (pub nil) it is an integrity check
+// only: it checks everything else, and Report.Authenticated is false and
+// Report.Cannot says that who issued the certificate was not checked —
+// anyone can write a certificate that passes, a forged exact one
+// included, so a caller that accepts a release on the strength of the
+// verification must give the certifier's key (the command-line tool exits
+// with an error, NOT VERIFIED, unless --integrity-only asks for just this
+// check).
 //
 // It then recomputes from the recorded public inputs everything that
 // follows from them: the sensitivity α (the profile is derived again from
@@ -130,8 +143,13 @@ func Verify(cert *Certificate, release []byte, pub PublicKey) (*Report, error) {
 		"that the noise was drawn from the stated sampler with the stated σ (the un-noised state is not public)",
 		"that the state came from the stated history and intervention (the events are not public)",
 	}
-	if cert.KeyID == "" {
+	switch {
+	case pub != nil:
+		rep.Authenticated = true
+	case cert.KeyID == "":
 		rep.Cannot = append(rep.Cannot, "who issued the certificate: it is unsigned")
+	default:
+		rep.Cannot = append(rep.Cannot, fmt.Sprintf("who issued the certificate: it names key %s, but no public key was given to check the signature", cert.KeyID))
 	}
 	return rep, nil
 }

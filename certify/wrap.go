@@ -25,7 +25,21 @@ type Certified struct {
 }
 
 // Wrap returns op as a certified intervention. spec is as for [Certify]
-// without Alpha and Deletion, which Wrap derives per request:
+// without Alpha and Deletion, which Wrap derives per request.
+//
+// Nothing a caller hands in is taken on its word. Every request is first
+// checked: its prefix, replayed from θ0 with the request learner's
+// configuration and loss (keeping checkpoints as the request learner does,
+// from θ0), must give the request learner bit for bit — w, the memory with
+// its pair sources, the deleted ids and the counters
+// (ErrNotCertifiable otherwise). The intervention then runs on that replay,
+// the toolkit's own learner, never on the caller's (whose checkpoints could
+// hold anything). So the ages, the exactness and the deletion count below
+// are those of the state actually released: a deleted sample listed at
+// another position, a window that did not hold the deletion, or a learner
+// that already had a deletion applied (two deletions are one request on
+// the original history, with U holding both) are refused, not certified.
+// The check costs a replay of the prefix.
 //
 //   - Exactness is established here, never taken from the caller: oracle
 //     replay (the toolkit's own operator, recognized by unlearn.BuiltinOf)
@@ -88,10 +102,18 @@ func (c *Certified) Last() *Certificate {
 	return c.last
 }
 
-// ApplyCertified runs the wrapped operator on req and releases its output:
-// it returns the release, its certificate and the operator's cost (plus
-// the replay of a memory rebuild).
+// ApplyCertified checks req (see [Wrap]), runs the wrapped operator on the
+// toolkit's own replay of it and releases the output: it returns the
+// release, its certificate and the operator's cost (plus the replay of a
+// memory rebuild; the check's replay is not counted). A request whose
+// prefix does not reproduce its learner is a *SpecError for
+// "Request.Actual" wrapping ErrNotCertifiable.
 func (c *Certified) ApplyCertified(req unlearn.Request) (*Release, *Certificate, unlearn.Cost, error) {
+	own, err := replayRequest(req)
+	if err != nil {
+		return nil, nil, unlearn.Cost{}, err
+	}
+	req.Actual = own
 	out, cost, err := unlearn.Run(c.op, req)
 	if err != nil {
 		return nil, nil, cost, err
@@ -134,6 +156,34 @@ func (c *Certified) ApplyCertified(req unlearn.Request) (*Release, *Certificate,
 		cost.GradEvals += 2 * len(r.Retained)
 	}
 	return rel, cert, cost, nil
+}
+
+// replayRequest replays req.Prefix from θ0 with the configuration and loss
+// of req.Actual, keeping checkpoints from θ0 with req.Actual's window, and
+// returns the replay if it equals req.Actual bit for bit (olbfgs
+// Learner.Equal: configuration, counters, w, memory with pair sources,
+// deleted ids).
+func replayRequest(req unlearn.Request) (*olbfgs.Learner, error) {
+	if err := req.Validate(); err != nil {
+		return nil, specErr("Request", nil, fmt.Errorf("%w: %w", ErrNotCertifiable, err))
+	}
+	a := req.Actual
+	own, err := olbfgs.New(a.Config(), a.Loss())
+	if err != nil {
+		return nil, specErr("Request.Actual", nil, fmt.Errorf("%w: %w", ErrNotCertifiable, err))
+	}
+	if w := a.CheckpointWindow(); w > 0 {
+		if err := own.KeepCheckpoints(w); err != nil {
+			return nil, specErr("Request.Actual", nil, fmt.Errorf("%w: %w", ErrNotCertifiable, err))
+		}
+	}
+	if err := own.Run(req.Prefix); err != nil {
+		return nil, specErr("Request.Prefix", nil, fmt.Errorf("%w: replaying the prefix: %w", ErrNotCertifiable, err))
+	}
+	if !own.Equal(a) {
+		return nil, specErr("Request.Actual", nil, fmt.Errorf("%w: replaying the request's %d-event prefix from θ0 does not give the request's learner bit for bit: it was not trained on this prefix (in this order, with this configuration), or it was changed since (an intervention already applied, w or the memory edited)", ErrNotCertifiable, len(req.Prefix)))
+	}
+	return own, nil
 }
 
 // deletionOf describes the request for a built-in operator, or returns why

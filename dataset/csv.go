@@ -17,7 +17,7 @@ type csvSource struct {
 	closeF   func() error
 	r        *csv.Reader
 	names    []string
-	label    int   // 0-based column of the label
+	label    int   // 0-based column of the label, or −1 (unlabeled, none)
 	id       int   // 0-based column of the id, or −1
 	features []int // 0-based feature columns, in file order
 	lab      labeler
@@ -27,6 +27,9 @@ type csvSource struct {
 	seenInt map[int64]int
 	seenStr map[string]int
 	st      Stats
+	// unlabeled: Options.Unlabeled (the label column may be absent, ids
+	// are not checked for repeats).
+	unlabeled bool
 	// skipped is Options.SkipLines, added to encoding/csv's line numbers.
 	skipped int
 	// pending is the first data row of a file without a header row, read
@@ -41,7 +44,7 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &csvSource{path: path, closeF: closeF, id: -1, lab: labeler{kind: o.kind(), classes: o.Classes},
+	s := &csvSource{path: path, closeF: closeF, id: -1, lab: newLabeler(o), unlabeled: o.Unlabeled,
 		seenInt: map[int64]int{}, seenStr: map[string]int{}}
 	br := bufio.NewReader(rd)
 	for s.skipped < o.SkipLines {
@@ -79,12 +82,20 @@ func openCSV(path string, o Options) (*csvSource, error) {
 			s.names[i] = strconv.Itoa(i + 1)
 		}
 	}
-	if s.label, err = column(s.names, o.Label, "Label"); err != nil {
-		closeF()
-		return nil, err
+	skip := map[int]bool{}
+	// Rows to predict on need no label column, and may lack the id and
+	// excluded columns of the file the model was trained on.
+	absent := func(spec string) bool { return o.Unlabeled && !hasColumn(s.names, spec) }
+	if absent(o.Label) {
+		s.label = -1
+	} else {
+		if s.label, err = column(s.names, o.Label, "Label"); err != nil {
+			closeF()
+			return nil, err
+		}
+		skip[s.label] = true
 	}
-	skip := map[int]bool{s.label: true}
-	if o.ID != "" {
+	if o.ID != "" && !absent(o.ID) {
 		if s.id, err = column(s.names, o.ID, "ID"); err != nil {
 			closeF()
 			return nil, err
@@ -96,6 +107,9 @@ func openCSV(path string, o Options) (*csvSource, error) {
 		skip[s.id] = true
 	}
 	for _, ex := range o.Exclude {
+		if absent(ex) {
+			continue
+		}
 		c, err := column(s.names, ex, "Exclude")
 		if err != nil {
 			closeF()
@@ -113,6 +127,23 @@ func openCSV(path string, o Options) (*csvSource, error) {
 		return nil, optErr("Exclude", "no feature columns left in %s (columns: %s)", path, strings.Join(s.names, ", "))
 	}
 	return s, nil
+}
+
+// hasColumn reports whether spec names a column (by header name, or a
+// 1-based index in range): whether column can resolve it or finds it
+// ambiguous.
+func hasColumn(names []string, spec string) bool {
+	spec = strings.TrimSpace(spec)
+	if spec == "" {
+		return false
+	}
+	for _, n := range names {
+		if strings.TrimSpace(n) == spec {
+			return true
+		}
+	}
+	i, err := strconv.Atoi(spec)
+	return err == nil && i >= 1 && i <= len(names)
 }
 
 // column resolves a column given by header name or 1-based index.
@@ -204,7 +235,11 @@ func (s *csvSource) next() (row, error) {
 			return row{}, s.csvError(err)
 		}
 		s.st.Rows++
-		y, keep, err := s.lab.label(rec[s.label])
+		cell := ""
+		if s.label >= 0 {
+			cell = rec[s.label]
+		}
+		y, keep, err := s.lab.label(cell)
 		if err != nil {
 			return row{}, s.cellError(s.label, err)
 		}
@@ -255,6 +290,10 @@ func (s *csvSource) rowID(cell string, r *row) error {
 		}
 	}
 	if s.idMode == 2 {
+		if s.unlabeled {
+			r.key = strings.Clone(cell)
+			return nil
+		}
 		if first, ok := s.seenStr[cell]; ok {
 			return fmt.Errorf("id %q already on line %d: %w", cell, first, ErrDuplicateID)
 		}
@@ -268,6 +307,10 @@ func (s *csvSource) rowID(cell string, r *row) error {
 	id, err := strconv.ParseInt(cell, 10, 64)
 	if err != nil {
 		return fmt.Errorf("id %q is not an integer, but the first id was, so ids are integers: %w", cell, ErrValue)
+	}
+	if s.unlabeled {
+		r.id = id
+		return nil
 	}
 	if first, ok := s.seenInt[id]; ok {
 		return fmt.Errorf("id %d already on line %d: %w", id, first, ErrDuplicateID)

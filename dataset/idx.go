@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -15,9 +16,14 @@ import (
 // handwritten digits", file formats section, http://yann.lecun.com/exdb/mnist/).
 const (
 	idxUnsignedByte = 0x08
-	// maxIDXDim bounds rows·cols of an image, so that a corrupt header
-	// cannot make us allocate gigabytes per row.
+	// maxIDXDim bounds rows, cols and rows·cols of an image, so that a
+	// corrupt header cannot make us allocate gigabytes per row (each
+	// dimension is checked before the product is formed, which therefore
+	// cannot overflow).
 	maxIDXDim = 1 << 24
+	// idxChunk is the first size of the pixel buffer: it grows as the
+	// first image's bytes arrive (see readImage).
+	idxChunk = 64 << 10
 )
 
 // idxSource reads an IDX image file (u8, 3-D: n × rows × cols) and its
@@ -27,6 +33,7 @@ type idxSource struct {
 	img, lab           io.Reader
 	closeImg, closeLab func() error
 	n, d               int
+	rows, cols         int // the image shape: rows·cols = d
 	i                  int // images read
 	imgOff, labOff     int64
 	scale              float64
@@ -50,29 +57,36 @@ func labelsPath(images string, o Options) (string, error) {
 }
 
 func openIDX(path string, o Options) (*idxSource, error) {
-	lp, err := labelsPath(path, o)
-	if err != nil {
-		return nil, err
+	lp := ""
+	if !o.Unlabeled {
+		var err error
+		if lp, err = labelsPath(path, o); err != nil {
+			return nil, err
+		}
 	}
-	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: labeler{kind: o.kind(), classes: o.Classes}}
+	s := &idxSource{imgPath: path, labPath: lp, scale: o.Scale, lbl: newLabeler(o)}
 	if s.scale == 0 {
 		s.scale = DefaultIDXScale
 	}
+	var err error
 	if s.img, s.closeImg, err = openFile(path); err != nil {
 		return nil, err
 	}
-	if s.lab, s.closeLab, err = openFile(lp); err != nil {
-		s.closeImg()
-		return nil, err
+	s.closeLab = func() error { return nil }
+	if lp != "" {
+		if s.lab, s.closeLab, err = openFile(lp); err != nil {
+			s.closeImg()
+			return nil, err
+		}
 	}
 	dims, err := idxHeader(s.img, path, 3)
-	if err == nil {
+	if err == nil && lp != "" {
 		var ldims []int
 		if ldims, err = idxHeader(s.lab, lp, 1); err == nil && ldims[0] != dims[0] {
 			err = &PosError{File: lp, Offset: 4, Err: fmt.Errorf("%d labels for the %d images of %s: %w", ldims[0], dims[0], path, ErrSyntax)}
 		}
 	}
-	if err == nil && dims[1]*dims[2] > maxIDXDim {
+	if err == nil && (dims[1] > maxIDXDim || dims[2] > maxIDXDim || dims[1]*dims[2] > maxIDXDim) {
 		err = &PosError{File: path, Offset: 8, Err: fmt.Errorf("images of %d×%d pixels exceed %d: %w", dims[1], dims[2], maxIDXDim, ErrSyntax)}
 	}
 	if err == nil && dims[1]*dims[2] == 0 {
@@ -83,8 +97,10 @@ func openIDX(path string, o Options) (*idxSource, error) {
 		return nil, err
 	}
 	s.n, s.d = dims[0], dims[1]*dims[2]
+	s.rows, s.cols = dims[1], dims[2]
 	s.imgOff, s.labOff = 16, 8
-	s.pix = make([]byte, s.d)
+	// The pixel buffer is allocated as the first image arrives, never from
+	// the header's word alone (readImage).
 	return s, nil
 }
 
@@ -132,16 +148,21 @@ func (s *idxSource) next() (row, error) {
 			if n, _ := s.img.Read(one[:]); n > 0 {
 				return row{}, &PosError{File: s.imgPath, Offset: s.imgOff, Err: fmt.Errorf("data after the %d images the header declares: %w", s.n, ErrSyntax)}
 			}
+			if s.lab == nil {
+				return row{}, io.EOF
+			}
 			if n, _ := s.lab.Read(one[:]); n > 0 {
 				return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: fmt.Errorf("data after the %d labels the header declares: %w", s.n, ErrSyntax)}
 			}
 			return row{}, io.EOF
 		}
 		var lb [1]byte
-		if _, err := io.ReadFull(s.lab, lb[:]); err != nil {
-			return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: truncated(err, "label", s.i+1, s.n)}
+		if s.lab != nil {
+			if _, err := io.ReadFull(s.lab, lb[:]); err != nil {
+				return row{}, &PosError{File: s.labPath, Offset: s.labOff, Err: truncated(err, "label", s.i+1, s.n)}
+			}
 		}
-		if n, err := io.ReadFull(s.img, s.pix); err != nil {
+		if n, err := s.readImage(); err != nil {
 			return row{}, &PosError{File: s.imgPath, Offset: s.imgOff + int64(n), Err: truncated(err, "image", s.i+1, s.n)}
 		}
 		off := s.labOff
@@ -163,6 +184,28 @@ func (s *idxSource) next() (row, error) {
 		}
 		return row{id: int64(s.i), x: x, y: y}, nil
 	}
+}
+
+// readImage reads the next image into s.pix. The buffer reaches its full
+// size d only as the first image's bytes arrive (doubling from idxChunk),
+// so a header that declares more pixels than the file holds costs at most
+// twice what the file does hold: every allocation of the reader is bounded
+// by the input it has read. It returns the number of bytes read.
+func (s *idxSource) readImage() (int, error) {
+	if len(s.pix) == s.d {
+		return io.ReadFull(s.img, s.pix)
+	}
+	for len(s.pix) < s.d {
+		n0 := len(s.pix)
+		grow := min(s.d-n0, max(n0, idxChunk))
+		s.pix = slices.Grow(s.pix, grow)[:n0+grow]
+		n, err := io.ReadFull(s.img, s.pix[n0:])
+		if err != nil {
+			s.pix = s.pix[:n0+n]
+			return n0 + n, err
+		}
+	}
+	return s.d, nil
 }
 
 func truncated(err error, what string, k, n int) error {

@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -87,6 +88,29 @@ func TestIDXFashionSlice(t *testing.T) {
 	}
 }
 
+// TestIDXAllocationBoundedByInput checks that a header declaring the
+// largest image the reader accepts (2²⁴ pixels) in a file of a few bytes
+// allocates for what the file holds, not for what it declares.
+func TestIDXAllocationBoundedByInput(t *testing.T) {
+	var img, lab bytes.Buffer
+	binary.Write(&img, binary.BigEndian, []uint32{0x803, 1000, 4096, 4096})
+	img.Write(make([]byte, 100))
+	binary.Write(&lab, binary.BigEndian, []uint32{0x801, 1000})
+	lab.Write(make([]byte, 1000))
+	dir := t.TempDir()
+	ip := filepath.Join(dir, "a-images-idx3-ubyte")
+	require.NoError(t, os.WriteFile(ip, img.Bytes(), 0o644))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "a-labels-idx1-ubyte"), lab.Bytes(), 0o644))
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err := readErr(ip, Options{Classes: []string{"0", "1"}})
+	runtime.ReadMemStats(&after)
+	require.ErrorIs(t, err, ErrSyntax)
+	// 2²⁴ bytes of pixels and 2²⁷ of floats would be declared; the file
+	// holds 116 bytes, so the reader's first buffer (64 KiB) suffices.
+	assert.Less(t, after.TotalAlloc-before.TotalAlloc, uint64(1<<20), "allocated for the header's word, not the file's content")
+}
+
 func TestIDXErrors(t *testing.T) {
 	good := func() (img, lab []byte) {
 		var a, b bytes.Buffer
@@ -112,6 +136,27 @@ func TestIDXErrors(t *testing.T) {
 		{"truncated labels", func(i, l []byte) ([]byte, []byte) { return i, l[:9] }, true, 9, ErrSyntax},
 		{"trailing image data", func(i, l []byte) ([]byte, []byte) { return append(i, 0), l }, false, 24, ErrSyntax},
 		{"trailing label data", func(i, l []byte) ([]byte, []byte) { return i, append(l, 0) }, true, 10, ErrSyntax},
+		// rows·cols = 0xdf303030 × 0xae303030 overflows int and was
+		// negative, so it passed the size check and made([]byte) panicked
+		// (found by FuzzIDX).
+		{"rows×cols overflows", func(i, l []byte) ([]byte, []byte) {
+			binary.BigEndian.PutUint32(i[8:], 0xdf303030)
+			binary.BigEndian.PutUint32(i[12:], 0xae303030)
+			return i, l
+		}, false, 8, ErrSyntax},
+		{"one dimension too large", func(i, l []byte) ([]byte, []byte) {
+			binary.BigEndian.PutUint32(i[8:], 1<<25)
+			binary.BigEndian.PutUint32(i[12:], 0)
+			return i, l
+		}, false, 8, ErrSyntax},
+		// 4096×4096 pixels (the largest image accepted) declared by a
+		// 24-byte file: the reader fails at the end of the data, having
+		// allocated only for what the file holds.
+		{"image larger than the file", func(i, l []byte) ([]byte, []byte) {
+			binary.BigEndian.PutUint32(i[8:], 4096)
+			binary.BigEndian.PutUint32(i[12:], 4096)
+			return i, l
+		}, false, 24, ErrSyntax},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			img, lab := c.edit(good())

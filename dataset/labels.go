@@ -3,6 +3,7 @@ package dataset
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -16,12 +17,32 @@ type labeler struct {
 	// seenZero and seenMinus record which negative label a logistic file
 	// without Classes uses: 0 (0/1 labels) or −1 (±1 labels).
 	seenZero, seenMinus bool
+	// unlabeled: Options.Unlabeled (no label is read).
+	unlabeled bool
+	// collect, if not nil, makes label record every label it sees (keeping
+	// every row): the pass that resolves Classes = all.
+	collect *labelSet
+}
+
+// newLabeler returns the labeler of the options (Classes resolved).
+func newLabeler(o Options) labeler {
+	return labeler{kind: o.kind(), classes: o.Classes, unlabeled: o.Unlabeled}
 }
 
 // label returns y for the label cell s, and keep = false for a row of a
 // class that Classes does not select. Errors wrap ErrValue or ErrLabel.
 func (l *labeler) label(s string) (y float64, keep bool, err error) {
+	if l.unlabeled {
+		return placeholderLabel(l.kind), true, nil
+	}
 	s = strings.TrimSpace(s)
+	if l.collect != nil {
+		if s == "" {
+			return 0, false, fmt.Errorf("empty label: %w", ErrValue)
+		}
+		l.collect.add(s)
+		return 0, true, nil
+	}
 	if l.kind == stream.KindRegression {
 		v, err := parseNumber(s)
 		if err != nil {
@@ -29,11 +50,22 @@ func (l *labeler) label(s string) (y float64, keep bool, err error) {
 		}
 		return v, true, nil
 	}
+	if l.kind == stream.KindMultinomial {
+		for k, c := range l.classes {
+			if SameLabel(s, c) {
+				return float64(k), true, nil
+			}
+		}
+		if s == "" {
+			return 0, false, fmt.Errorf("empty label: %w", ErrValue)
+		}
+		return 0, false, nil
+	}
 	if len(l.classes) == 2 {
 		switch {
-		case sameLabel(s, l.classes[0]):
+		case SameLabel(s, l.classes[0]):
 			return -1, true, nil
-		case sameLabel(s, l.classes[1]):
+		case SameLabel(s, l.classes[1]):
 			return 1, true, nil
 		}
 		if s == "" {
@@ -64,9 +96,11 @@ func (l *labeler) label(s string) (y float64, keep bool, err error) {
 	return 0, false, fmt.Errorf("label %s: want 0/1 or -1/+1 for a logistic stream (select two classes with Classes, or use a regression stream): %w", s, ErrLabel)
 }
 
-// sameLabel compares two labels as numbers when both parse as numbers,
-// else as strings.
-func sameLabel(a, b string) bool {
+// SameLabel reports whether two class labels name the same class: compared
+// as numbers when both parse as numbers (so "1.0" is class "1"), else as
+// strings, surrounding spaces ignored. It is how Options.Classes selects
+// rows, and how a model's classes are compared with the data's.
+func SameLabel(a, b string) bool {
 	a, b = strings.TrimSpace(a), strings.TrimSpace(b)
 	x, errA := strconv.ParseFloat(a, 64)
 	y, errB := strconv.ParseFloat(b, 64)
@@ -101,4 +135,51 @@ func numberError(s string, v float64, err error) error {
 		return fmt.Errorf("%q is not a number: %w", s, ErrValue)
 	}
 	return fmt.Errorf("%q is not finite: %w", s, ErrValue)
+}
+
+// AllClasses is the Options.Classes value ["all"] that selects every label
+// of the file for a multinomial stream.
+const AllClasses = "all"
+
+// labelSet collects the distinct labels of a file, numbers compared as
+// numbers (SameLabel).
+type labelSet struct {
+	nums map[float64]string // a numeric label's value → its first spelling
+	strs map[string]bool
+}
+
+func (s *labelSet) add(label string) {
+	if v, err := strconv.ParseFloat(label, 64); err == nil {
+		if s.nums == nil {
+			s.nums = map[float64]string{}
+		}
+		if _, ok := s.nums[v]; !ok {
+			s.nums[v] = label
+		}
+		return
+	}
+	if s.strs == nil {
+		s.strs = map[string]bool{}
+	}
+	s.strs[label] = true
+}
+
+// sorted returns the labels in class order: the numeric ones by value,
+// then the others in byte order.
+func (s *labelSet) sorted() []string {
+	var vals []float64
+	for v := range s.nums {
+		vals = append(vals, v)
+	}
+	slices.Sort(vals)
+	out := make([]string, 0, len(vals)+len(s.strs))
+	for _, v := range vals {
+		out = append(out, s.nums[v])
+	}
+	var strs []string
+	for v := range s.strs {
+		strs = append(strs, v)
+	}
+	slices.Sort(strs)
+	return append(out, strs...)
 }

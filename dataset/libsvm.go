@@ -39,7 +39,7 @@ func openLIBSVM(path string, o Options, d int, scan bool) (*svmSource, error) {
 		return nil, err
 	}
 	return &svmSource{path: path, closeF: closeF, br: bufio.NewReaderSize(rd, 64<<10), d: d, scan: scan, sparse: o.Sparse,
-		lab: labeler{kind: o.kind(), classes: o.Classes}}, nil
+		lab: newLabeler(o)}, nil
 }
 
 // scanLIBSVM reads the whole file once, checking its syntax, and returns
@@ -132,6 +132,13 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		}
 		tok := b[start:i]
 		col := start + 1
+		if first && s.lab.unlabeled && bytes.IndexByte(tok, ':') >= 0 {
+			// A row to predict on may omit its label: the first token is
+			// then a feature, read below.
+			first = false
+			r.y = placeholderLabel(s.lab.kind)
+			s.allocRow(&r)
+		}
 		if first {
 			first = false
 			y, k, err := s.lab.label(string(tok))
@@ -142,13 +149,7 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 			if !keep && !s.scan {
 				return row{}, false, nil // another class: not parsed further
 			}
-			switch {
-			case s.scan:
-			case s.sparse:
-				r.idx, r.x = []int32{}, []float64{}
-			default:
-				r.x = make([]float64, s.d)
-			}
+			s.allocRow(&r)
 			continue
 		}
 		name, val, ok := cutColon(tok)
@@ -190,6 +191,18 @@ func (s *svmSource) parse(b []byte) (row, bool, error) {
 		}
 	}
 	return r, keep, nil
+}
+
+// allocRow gives r the feature vector the read fills: none during the
+// scan, an empty sparse one, or d zeros.
+func (s *svmSource) allocRow(r *row) {
+	switch {
+	case s.scan:
+	case s.sparse:
+		r.idx, r.x = []int32{}, []float64{}
+	default:
+		r.x = make([]float64, s.d)
+	}
 }
 
 // cutColon splits "name:value" at its first colon.

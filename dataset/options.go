@@ -39,8 +39,9 @@ type Options struct {
 	// name ending in "_scale" is LIBSVM; a name containing "idx" is IDX.
 	Format Format `json:"format,omitempty"`
 	// Kind is the loss kind of the stream: stream.KindLogistic (labels
-	// mapped to ±1) or stream.KindRegression (real targets). If empty,
-	// defaults to logistic.
+	// mapped to ±1), stream.KindMultinomial (labels mapped to class
+	// indices 0 … K−1, see Classes) or stream.KindRegression (real
+	// targets). If empty, defaults to logistic.
 	Kind stream.Kind `json:"kind,omitempty"`
 	// Lambda is the ridge λ ≥ 0 of the header. If nil, defaults to
 	// DefaultLambda.
@@ -84,13 +85,22 @@ type Options struct {
 	// in [0, 1]).
 	Scale float64 `json:"scale,omitempty"`
 
-	// Classes selects two classes and maps them to −1 (Classes[0]) and +1
-	// (Classes[1]) for a logistic stream; rows of other classes are
-	// skipped and counted in Stats.Skipped. Labels compare as numbers when
-	// both parse as numbers (so "1.0" is class "1"), else as strings.
-	// Required for IDX logistic streams; not allowed for regression.
-	// Without it, CSV and LIBSVM labels must be 0/1 or −1/+1 (0 and −1
-	// mixed in one file is an error).
+	// Classes selects the classes of a classification stream; rows of
+	// other classes are skipped and counted in Stats.Skipped. Labels
+	// compare as numbers when both parse as numbers (so "1.0" is class
+	// "1"), else as strings.
+	//
+	// For a logistic stream, two labels NEG, POS, mapped to −1 and +1.
+	// Required for IDX; without it, CSV and LIBSVM labels must be 0/1 or
+	// −1/+1 (0 and −1 mixed in one file is an error).
+	//
+	// For a multinomial stream (required), the K ≥ 2 labels in class
+	// order, label Classes[k] becoming class index k; or ["all"]
+	// (AllClasses): every label of the file, numeric labels by value and
+	// then the others in byte order (found by a first pass over the file).
+	// The header's metadata "source" records the resolved list.
+	//
+	// Not allowed for regression.
 	Classes []string `json:"classes,omitempty"`
 
 	// Shuffle, if set, streams the rows in a seeded random order (a
@@ -102,6 +112,26 @@ type Options struct {
 	// Limit, if positive, emits only the first Limit rows of the (shuffled)
 	// order: a seeded sub-sample with Shuffle.
 	Limit int `json:"limit,omitempty"`
+
+	// Unlabeled reads rows to predict on, whose labels are unknown or
+	// ignored: no label is read (a CSV's label column may be absent, and is
+	// skipped when present; a LIBSVM line may start with its first
+	// index:value; an IDX read opens no label file), no row is skipped for
+	// its class, and every event carries a placeholder label, +1 for a
+	// logistic stream and 0 otherwise, which means nothing. A CSV's ID and
+	// Exclude columns may be absent too (rows are then numbered). Ids are
+	// not checked for repeats, so memory stays one row whatever the file's
+	// length (a repeated id is predicted twice).
+	Unlabeled bool `json:"unlabeled,omitempty"`
+}
+
+// placeholderLabel is the label of an Options.Unlabeled event: a valid
+// payload scalar for the kind.
+func placeholderLabel(k stream.Kind) float64 {
+	if k == stream.KindLogistic {
+		return 1
+	}
+	return 0
 }
 
 // ShuffleStream is the PCG stream word of the shuffle's random source.
@@ -157,9 +187,10 @@ const MaxDim = 1 << 30 / 7
 
 // validate checks the options that do not depend on the file.
 func (o Options) validate(f Format) error {
+	multi := o.kind() == stream.KindMultinomial
 	switch k := o.kind(); {
-	case k != stream.KindLogistic && k != stream.KindRegression:
-		return optErr("Kind", "%q: want logistic or regression", k)
+	case k != stream.KindLogistic && k != stream.KindRegression && k != stream.KindMultinomial:
+		return optErr("Kind", "%q: want logistic, multinomial or regression", k)
 	case math.IsNaN(o.lambda()) || math.IsInf(o.lambda(), 0) || o.lambda() < 0:
 		return optErr("Lambda", "%v: want a finite λ ≥ 0", o.lambda())
 	case o.Limit < 0:
@@ -178,20 +209,46 @@ func (o Options) validate(f Format) error {
 		return optErr("Scale", "applies to IDX files only")
 	case o.Labels != "" && f != IDX:
 		return optErr("Labels", "applies to IDX files only")
+	case o.Labels != "" && o.Unlabeled:
+		return optErr("Labels", "an unlabeled read opens no label file")
 	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0 || o.SkipLines != 0 || o.NoHeader):
 		return optErr("Label", "Label, ID, Exclude, Comma, SkipLines and NoHeader apply to CSV files only")
 	case o.SkipLines < 0:
 		return optErr("SkipLines", "%d: want a non-negative number of lines", o.SkipLines)
-	case f == CSV && o.Label == "":
+	case f == CSV && o.Label == "" && !o.Unlabeled:
 		return optErr("Label", "required for CSV: the label column's name or 1-based index")
-	case len(o.Classes) != 0 && len(o.Classes) != 2:
-		return optErr("Classes", "%d values: want two (negative, positive)", len(o.Classes))
-	case len(o.Classes) == 2 && o.kind() == stream.KindRegression:
-		return optErr("Classes", "a regression stream keeps every row with its real target; classes are for logistic streams")
-	case len(o.Classes) == 2 && sameLabel(o.Classes[0], o.Classes[1]):
-		return optErr("Classes", "%q and %q are the same class", o.Classes[0], o.Classes[1])
-	case f == IDX && o.kind() == stream.KindLogistic && len(o.Classes) == 0:
+	case len(o.Classes) != 0 && o.kind() == stream.KindRegression:
+		return optErr("Classes", "a regression stream keeps every row with its real target; classes are for logistic and multinomial streams")
+	case multi && len(o.Classes) == 0:
+		return optErr("Classes", "required for a multinomial stream: the class labels in class order (such as 0,1,2) or all")
+	case multi && o.allClasses() && o.Unlabeled:
+		return optErr("Classes", "all is resolved from the labels of the data, and an unlabeled read has none: give the model's class labels in class order")
+	case multi && o.allClasses():
+	case multi && len(o.Classes) < 2:
+		return optErr("Classes", "%d value: want at least two class labels, or all", len(o.Classes))
+	case multi && len(o.Classes) > stream.MaxClasses:
+		return optErr("Classes", "%d values: at most %d classes", len(o.Classes), stream.MaxClasses)
+	case !multi && o.allClasses():
+		return optErr("Classes", "all selects every class of a multinomial stream (--kind multinomial); a logistic stream takes two labels NEG,POS")
+	case !multi && len(o.Classes) != 0 && len(o.Classes) != 2:
+		return optErr("Classes", "%d values: want two (negative, positive) for a logistic stream, or --kind multinomial for more", len(o.Classes))
+	case f == IDX && o.kind() == stream.KindLogistic && len(o.Classes) == 0 && !o.Unlabeled:
 		return optErr("Classes", "required for an IDX logistic stream: two class labels such as 0,6")
 	}
+	for i, a := range o.Classes {
+		if strings.TrimSpace(a) == "" {
+			return optErr("Classes", "label %d is empty", i+1)
+		}
+		for _, b := range o.Classes[:i] {
+			if SameLabel(a, b) {
+				return optErr("Classes", "%q and %q are the same class", b, a)
+			}
+		}
+	}
 	return nil
+}
+
+// allClasses reports whether Classes is ["all"].
+func (o Options) allClasses() bool {
+	return len(o.Classes) == 1 && strings.EqualFold(strings.TrimSpace(o.Classes[0]), AllClasses)
 }

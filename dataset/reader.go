@@ -3,6 +3,7 @@ package dataset
 import (
 	"cmp"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -32,7 +33,10 @@ type Reader struct {
 	pos  int    // next row of buf
 	st   Stats  // shuffled: the stats of the second pass
 	lim  int    // Options.Limit
+	// val checks each event and records its id (nil with
+	// Options.Unlabeled: then only loss checks the payload).
 	val  *stream.Validator
+	loss stream.Loss
 	keys []Mapping
 	line int    // the line of the last event returned
 	key  string // the string id of the last event returned
@@ -86,6 +90,11 @@ func Open(path string, opts Options) (stream.Header, *Reader, error) {
 			return stream.Header{}, nil, err
 		}
 	}
+	if opts.kind() == stream.KindMultinomial && opts.allClasses() {
+		if opts.Classes, err = collectClasses(path, f, opts, d); err != nil {
+			return stream.Header{}, nil, err
+		}
+	}
 	src, err := openSource(path, f, opts, d)
 	if err != nil {
 		return stream.Header{}, nil, err
@@ -100,7 +109,10 @@ func Open(path string, opts Options) (stream.Header, *Reader, error) {
 		src.close()
 		return stream.Header{}, nil, fmt.Errorf("dataset: %s: header: %w", path, err)
 	}
-	r := &Reader{path: path, lim: opts.Limit, val: stream.NewValidator(loss)}
+	r := &Reader{path: path, lim: opts.Limit, loss: loss}
+	if !opts.Unlabeled {
+		r.val = stream.NewValidator(loss)
+	}
 	if opts.Shuffle == nil {
 		r.src = src
 		return hdr, r, nil
@@ -161,6 +173,38 @@ func openSource(path string, f Format, o Options, d int) (source, error) {
 	}
 }
 
+// collectClasses reads the file once and returns its distinct labels in
+// class order (Options.Classes = all): numeric labels by value, then the
+// others in byte order. Fewer than two labels is an error.
+func collectClasses(path string, f Format, o Options, d int) ([]string, error) {
+	o.Classes = nil
+	src, err := openSource(path, f, o, d)
+	if err != nil {
+		return nil, err
+	}
+	defer src.close()
+	set := &labelSet{}
+	switch s := src.(type) {
+	case *csvSource:
+		s.lab.collect = set
+	case *svmSource:
+		s.lab.collect = set
+	case *idxSource:
+		s.lbl.collect = set
+	}
+	if _, err := countRows(src); err != nil {
+		return nil, err
+	}
+	classes := set.sorted()
+	switch {
+	case len(classes) < 2:
+		return nil, optErr("Classes", "all: %s has %d distinct label(s) %v; a multinomial stream needs at least two", path, len(classes), classes)
+	case len(classes) > stream.MaxClasses:
+		return nil, optErr("Classes", "all: %s has %d distinct labels, more than %d", path, len(classes), stream.MaxClasses)
+	}
+	return classes, nil
+}
+
 func countRows(src source) (int, error) {
 	n := 0
 	for {
@@ -173,33 +217,87 @@ func countRows(src source) (int, error) {
 	}
 }
 
-// sourceMeta is the header metadata "source" of a stream read from a file.
-type sourceMeta struct {
-	File    string   `json:"file"`
-	Format  Format   `json:"format"`
+// MetaSource is the key of the header metadata that records how a stream
+// was read from a data file ([Source]); MetaFeatures is the key of a CSV's
+// feature column names, in order.
+const (
+	MetaSource   = "source"
+	MetaFeatures = "features"
+)
+
+// Source is the header metadata "source" of a stream read from a data file:
+// the file's name and format and the options that decide what its rows
+// mean. Together with the CSV feature names (metadata "features") and the
+// header's kind and d, it is the data contract a model trained on the
+// stream records (package model): what new rows must look like.
+type Source struct {
+	// File is the data file's base name.
+	File string `json:"file"`
+	// Format is the file's format.
+	Format Format `json:"format"`
+	// Label, ID and Exclude are the CSV options of the read
+	// (Options.Label, Options.ID, Options.Exclude).
 	Label   string   `json:"label,omitempty"`
 	ID      string   `json:"id,omitempty"`
+	Exclude []string `json:"exclude,omitempty"`
+	// Classes is Options.Classes.
 	Classes []string `json:"classes,omitempty"`
-	Scale   float64  `json:"scale,omitempty"`
-	Shuffle *uint64  `json:"shuffle_seed,omitempty"`
-	Limit   int      `json:"limit,omitempty"`
+	// Scale is the IDX divisor (Options.Scale, 255 by default); Shape the
+	// IDX image's rows and columns (rows·cols = d).
+	Scale float64 `json:"scale,omitempty"`
+	Shape []int   `json:"shape,omitempty"`
+	// Shuffle and Limit are Options.Shuffle and Options.Limit.
+	Shuffle *uint64 `json:"shuffle_seed,omitempty"`
+	Limit   int     `json:"limit,omitempty"`
+}
+
+// SourceOf returns the data source a stream header records (metadata
+// "source") and the CSV feature names (metadata "features"), and ok =
+// false when the header records none: no "source" field, or one that is
+// not a data source record (an object with a known "format"; other
+// programs may use the key for something else). A record whose fields do
+// not decode is an error naming the field.
+func SourceOf(h stream.Header) (src Source, features []string, ok bool, err error) {
+	raw, present := h.Meta[MetaSource]
+	if !present {
+		return Source{}, nil, false, nil
+	}
+	var probe struct {
+		Format Format `json:"format"`
+	}
+	if json.Unmarshal(raw, &probe) != nil {
+		return Source{}, nil, false, nil
+	}
+	switch probe.Format {
+	case CSV, LIBSVM, IDX:
+	default:
+		return Source{}, nil, false, nil
+	}
+	if _, err := h.MetaValue(MetaSource, &src); err != nil {
+		return Source{}, nil, false, err
+	}
+	if _, err := h.MetaValue(MetaFeatures, &features); err != nil {
+		return Source{}, nil, false, err
+	}
+	return src, features, true, nil
 }
 
 func header(path string, f Format, o Options, src source) (stream.Header, error) {
 	h := stream.Header{Format: stream.FormatV1, Kind: o.kind(), D: src.dim(), Lambda: o.lambda()}
-	m := sourceMeta{File: filepath.Base(path), Format: f, Label: o.Label, ID: o.ID, Classes: o.Classes,
-		Shuffle: o.Shuffle, Limit: o.Limit}
-	if f == IDX {
-		m.Scale = o.Scale
-		if m.Scale == 0 {
-			m.Scale = DefaultIDXScale
-		}
+	if o.kind() == stream.KindMultinomial {
+		h.K = len(o.Classes)
 	}
-	if err := h.SetMeta("source", m); err != nil {
+	m := Source{File: filepath.Base(path), Format: f, Label: o.Label, ID: o.ID, Exclude: o.Exclude, Classes: o.Classes,
+		Shuffle: o.Shuffle, Limit: o.Limit}
+	if is, ok := src.(*idxSource); ok {
+		m.Scale = is.scale
+		m.Shape = []int{is.rows, is.cols}
+	}
+	if err := h.SetMeta(MetaSource, m); err != nil {
 		return stream.Header{}, err
 	}
 	if cs, ok := src.(*csvSource); ok {
-		if err := h.SetMeta("features", cs.featureNames()); err != nil {
+		if err := h.SetMeta(MetaFeatures, cs.featureNames()); err != nil {
 			return stream.Header{}, err
 		}
 	}
@@ -234,7 +332,11 @@ func (r *Reader) Next() (stream.Event, error) {
 		return stream.Event{}, err
 	}
 	e := stream.Event{Op: stream.Insert, ID: rw.id, Sample: stream.Sample{V: rw.x, S: rw.y, Idx: rw.idx}}
-	if err := r.val.Check(e); err != nil {
+	if r.val == nil {
+		if field, err := r.loss.CheckSample(e.Sample); err != nil {
+			return stream.Event{}, fmt.Errorf("dataset: %s: row with id %d: field %q: %w", r.path, rw.id, field, err)
+		}
+	} else if err := r.val.Check(e); err != nil {
 		var ee *stream.EventError
 		if errors.As(err, &ee) && errors.Is(err, stream.ErrDuplicateID) {
 			return stream.Event{}, &PosError{File: r.path, Line: rw.line, Err: fmt.Errorf("id %d: %w", rw.id, ErrDuplicateID)}
@@ -243,7 +345,7 @@ func (r *Reader) Next() (stream.Event, error) {
 	}
 	r.st.Emitted++
 	r.line, r.key = rw.line, rw.key
-	if rw.key != "" {
+	if rw.key != "" && r.val != nil { // unlabeled reads keep no mapping: Key gives each
 		r.keys = append(r.keys, Mapping{ID: rw.id, Key: rw.key})
 	}
 	return e, nil
@@ -286,7 +388,9 @@ func (r *Reader) Stats() Stats {
 }
 
 // Mapping returns the string ids of the events returned so far (CSV files
-// whose id column holds strings; empty otherwise), ascending by stream id.
+// whose id column holds strings; empty otherwise, and always empty for an
+// Options.Unlabeled read, which keeps nothing per row: use Key), ascending
+// by stream id.
 func (r *Reader) Mapping() []Mapping {
 	out := slices.Clone(r.keys)
 	slices.SortFunc(out, func(a, b Mapping) int { return cmp.Compare(a.ID, b.ID) })
@@ -347,6 +451,23 @@ func Load(path string, opts Options) (*Dataset, error) {
 		return nil, fmt.Errorf("dataset: %s: %w", path, err)
 	}
 	return &Dataset{History: h, Stats: r.Stats(), Mapping: r.Mapping()}, nil
+}
+
+// Files returns the files a read of the data file path with opts opens:
+// path itself and, for IDX, its label file (Options.Labels, or the name
+// derived from the image file's). It is what a command that also writes
+// files must not write over. A format or label file that cannot be told
+// yet is left out (Open reports it).
+func Files(path string, opts Options) []string {
+	out := []string{path}
+	if f, err := opts.format(path); err == nil && f == IDX {
+		if lp, err := labelsPath(path, opts); err == nil {
+			out = append(out, lp)
+		} else if opts.Labels != "" {
+			out = append(out, opts.Labels)
+		}
+	}
+	return out
 }
 
 // MappingFile returns the name of the id mapping file written beside the

@@ -113,6 +113,27 @@ func millsCF(x, mu float64) (rx, ry, e1 float64) {
 	return 1 / (x + tx), 1 / (y + ty), e
 }
 
+// xNegligible is the x beyond which δ(μ, ε) ≤ Φ(−x) is below the smallest
+// positive float64 (see deltaUpper).
+const xNegligible = 40
+
+// gaussX returns x = (ε − μ²/2)/μ = ε/μ − μ/2 for finite μ > 0 and ε ≥ 0,
+// with one rounding in the numerator (FMA): computed as ε/μ − μ/2 it would
+// lose an absolute 2⁻⁵³·μ/2 to cancellation, which at μ = 10⁵ moves δ by
+// more than deltaUpper's margin. Where μ²/2 would overflow (μ > 2⁵⁰⁰; the
+// σ of ε near the top of the float64 range has μ ≈ √(2ε) ≈ 2⁵¹²), μ and ε
+// are scaled by 2⁻⁵¹² and 2⁻¹⁰²⁴ first — exact, powers of two — and the
+// quotient scaled back: (ε' − μ'²/2)/μ' · 2⁵¹² is x with the same single
+// rounding (ε' may lose bits to underflow only when ε < 4 ≪ μ²/2, where x ≈
+// −μ/2 does not depend on them).
+func gaussX(mu, eps float64) float64 {
+	if mu <= 0x1p500 {
+		return math.FMA(-0.5*mu, mu, eps) / mu
+	}
+	m, e := math.Ldexp(mu, -512), math.Ldexp(eps, -1024)
+	return math.Ldexp(math.FMA(-0.5*m, m, e)/m, 512)
+}
+
 // deltaUpper returns an upper bound on δ(μ, ε) of (1) for finite μ ≥ 0 and
 // ε ≥ 0 (the callers validate). It is never below the exact value, is at
 // most a relative 2⁻³² (plus 2⁻¹⁰⁷² absolute) above it, and never above 1.
@@ -120,12 +141,11 @@ func deltaUpper(mu, eps float64) float64 {
 	if mu == 0 {
 		return 0 // identical distributions: δ = 0 exactly
 	}
-	// x = (ε − μ²/2)/μ with one rounding in the numerator (FMA): computed
-	// as ε/μ − μ/2 it would lose an absolute 2⁻⁵³·μ/2 to cancellation,
-	// which at μ = 10⁵ moves δ by more than the margin below.
-	x := math.FMA(-0.5*mu, mu, eps) / mu
-	if math.IsInf(x, 1) {
-		// δ ≤ φ(x)/x underflows every float64.
+	x := gaussX(mu, eps)
+	if x >= xNegligible {
+		// δ ≤ Φ(−x) < φ(x)/x ≤ φ(40)/40 ≈ 2.7·10⁻³⁵⁰ (Mills' ratio
+		// R(x) < 1/x for x > 0): below every float64, so the smallest
+		// positive one bounds it. (Also x = +Inf.)
 		return 0x1p-1074
 	}
 	var d float64 // δ before the margin
@@ -137,6 +157,11 @@ func deltaUpper(mu, eps float64) float64 {
 		hi := x * x
 		lo := math.FMA(x, x, -hi)
 		rest := rx * ry * e1 * invSqrt2Pi
+		if mu > 0x1p500 {
+			// R(y) ≈ 1/y and E₁ ≈ μ: their product is near R(x), but R(y)
+			// alone may be subnormal; multiply them first.
+			rest = rx * (ry * e1) * invSqrt2Pi
+		}
 		if hi/2 < 700 {
 			d = math.Exp(-hi/2) * (math.Exp(-lo/2) * rest)
 		} else {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"runtime"
 	"slices"
 	"testing"
 	"time"
@@ -312,6 +313,100 @@ func BenchmarkSparseTraining(b *testing.B) {
 			b.ReportMetric(float64(floor.Microseconds())/n, "µs/floor")
 			b.ReportMetric(float64(steps)/float64(floor), "x-floor")
 			b.ReportMetric(16*float64(win)*n/floor.Seconds()/1e9, "floor-GB/s")
+		})
+	}
+}
+
+// BenchmarkStepOptions is issue 20's speed target: a step with every
+// option on (intercept, standardization, averaging, damping, a decaying
+// step, progressive statistics; allOptions) against the paper's step, at
+// d = 784 dense (Fashion-MNIST's size, τ = 10) and at d = 100000 sparse
+// (nnz = 20, τ = 10, issue #12's events), the memory full before timing.
+// The two learners step in alternating blocks of 16 steps, each on its own
+// copy of the same events, so that the ratios (options ÷ paper; the
+// target is ≤ 1.3) are robust to a shared machine's swings: x-paper is the
+// ratio of wall-clock times, x-paper-cpu (Linux) of the thread's CPU time,
+// which leaves out the time the thread waited for a core.
+//
+//	go test ./olbfgs -run '^$' -bench StepOptions -count 5
+func BenchmarkStepOptions(b *testing.B) {
+	type source func() stream.Event
+	dense := func(d int) source {
+		_, _, events := logisticStream(b, 3, d, 200)
+		i := 0
+		return func() stream.Event {
+			e := events[i%len(events)]
+			e.ID = int64(i + 1)
+			i++
+			return e
+		}
+	}
+	sparse := func(d int) source {
+		g := newSparseEvents(1, d, 20)
+		return g.next
+	}
+	for _, sz := range []struct {
+		name string
+		d    int
+		src  func(int) source
+	}{{"d=784", 784, dense}, {"d=100000/sparse", 100000, sparse}} {
+		b.Run(sz.name, func(b *testing.B) {
+			runtime.LockOSThread()
+			defer runtime.UnlockOSThread()
+			loss, err := stream.NewLogistic(sz.d, 0.05)
+			if err != nil {
+				b.Fatal(err)
+			}
+			paper, err := New(DefaultConfig(sz.d), loss)
+			if err != nil {
+				b.Fatal(err)
+			}
+			all, err := New(allOptions(DefaultConfig(sz.d)), loss)
+			if err != nil {
+				b.Fatal(err)
+			}
+			pa, al := sz.src(sz.d), sz.src(sz.d)
+			for range 40 {
+				if err := paper.Step(pa()); err != nil {
+					b.Fatal(err)
+				}
+				if err := all.Step(al()); err != nil {
+					b.Fatal(err)
+				}
+			}
+			const block = 16
+			var tp, ta, cp, ca time.Duration
+			steps := func(l *Learner, src source, wall, cpu *time.Duration) {
+				c0, _ := threadCPU()
+				t0 := time.Now()
+				for range block {
+					if err := l.Step(src()); err != nil {
+						b.Fatal(err)
+					}
+				}
+				*wall += time.Since(t0)
+				c1, _ := threadCPU()
+				*cpu += c1 - c0
+			}
+			b.ReportAllocs()
+			n := 0
+			for b.Loop() {
+				if n%2 == 0 {
+					steps(paper, pa, &tp, &cp)
+					steps(all, al, &ta, &ca)
+				} else {
+					steps(all, al, &ta, &ca)
+					steps(paper, pa, &tp, &cp)
+				}
+				n++
+			}
+			k := float64(n * block)
+			b.ReportMetric(float64(tp.Nanoseconds())/k/1e3, "µs/paper-step")
+			b.ReportMetric(float64(ta.Nanoseconds())/k/1e3, "µs/options-step")
+			b.ReportMetric(float64(ta)/float64(tp), "x-paper")
+			if _, ok := threadCPU(); ok && cp > 0 {
+				b.ReportMetric(float64(ca)/float64(cp), "x-paper-cpu")
+			}
 		})
 	}
 }

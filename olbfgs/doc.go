@@ -4,7 +4,8 @@
 //
 // # State
 //
-// The learner's state is θ = (w, Z): parameters w ∈ R^d (w0 = 0) and a FIFO
+// The learner's state is θ = (w, Z): parameters w ∈ R^p (w0 = 0; p = d for
+// the paper's learner, see Dimensions) and a FIFO
 // memory Z of at most τ curvature pairs (s, y). Every pair carries its
 // source, the set of event ids whose data produced it, so that a deletion set
 // U can be traced to the pairs it touches ([Memory.DirectMass],
@@ -42,6 +43,58 @@
 // line search, the curvature guard is the only safeguard; skipped pairs are
 // counted ([Learner.Skipped]). [Learner.Step] does not allocate.
 //
+// # Dimensions
+//
+// Config.Dim is the feature dimension d: the length of a dense payload
+// vector and the stream header's d. The parameter dimension p — the length
+// of w, of the deployed parameters and of every curvature pair — is
+// [Config.ParamDim]: K·(d + 1) with an intercept and K·d without, with K
+// the loss's number of outputs (Config.Outputs, the classes of a
+// multinomial loss; 1 otherwise). Each output's block holds its d weights
+// and then its intercept.
+//
+// # Options
+//
+// The practitioner's options (docs/spec.md §2.1) are Config fields, each
+// off at its zero value, so DefaultConfig is the paper's learner bit for
+// bit: Intercept (and RidgeIntercept), Standardize (online mean and
+// deviation by Welford's update, the insert's own features counted),
+// Average (Polyak–Ruppert, or polynomial-decay with AveragePower, after
+// AverageStart inserts), Damping (pairs
+// y + δs, Schraudolph, Yu & Günter 2007), StepDecay and StepPower (the
+// schedule below), Progress (predict-then-train statistics,
+// [Learner.Progress], [Progress.Diagnose]). Each is part of the state:
+// checkpoints, snapshots (format v2), Clone, CopyFrom, Equal and replay
+// carry it, so an exact forget by replay reproduces it bit for bit.
+// [Config.Practitioner] turns them on with the defaults of the
+// practitioner's profile.
+//
+// The step schedule: the insert that follows t earlier inserts steps with
+//
+//	η_t = η·(1 + a·η·t)^(−c),  computed as η · math.Pow(1 + (a·η)·t, −c)
+//
+// (a = StepDecay, c = StepPower or 1; [Config.StepAt]), non-increasing and
+// at most η: Bottou (2012), "Stochastic Gradient Descent Tricks", section
+// 5.2 for c = 1, and section 5.3 with Xu (2011) for c = 3/4 with
+// averaging.
+//
+// # Scores
+//
+// [Learner.Scores] stores the [Learner.Outputs] raw scores of a raw sample:
+// the state's preprocessing applied (standardization with the current
+// statistics, the intercept) and the deployed parameters
+// ([Learner.Deployed]: the average when Average has begun, else w):
+//
+//	u_k = Σ_j w_kj·x̃_j + b_k,  x̃_j = (x_j − m_j)/s_j  (or x_j),
+//
+// summed as stream.Dot4 sums. A logistic model predicts +1 when u_0 ≥ 0
+// (probability σ(u_0)), a multinomial one the class of the largest score
+// (probabilities softmax(u)), a regression u_0 (stream.Linear's Predict and
+// Link say the same). It does not allocate and gives a sparse sample its
+// dense form's bits. [Learner.Scorer] freezes a state into a [Scorer], safe
+// for concurrent use, with the same bits; a learner loaded from a snapshot
+// (UnmarshalSnapshot) or a release scores the same way.
+//
 // # Checkpoints and replay
 //
 // [Learner.KeepCheckpoints] lets a caller restore θ_{t−W} for any W up to a
@@ -53,9 +106,10 @@
 // # Snapshots
 //
 // [MarshalSnapshot] and [UnmarshalSnapshot] save and load the full state
-// (parameters, memory with provenance, deleted ids, counters, configuration
-// and the stream header) as a versioned JSON document ("olbfgs-state/v1")
-// that round-trips exactly. [WriteSnapshot] writes the same bytes to an
+// (parameters, memory with provenance, deleted ids, counters, configuration,
+// the options' state and the stream header) as a versioned JSON document
+// that round-trips exactly: "olbfgs-state/v1" for the paper's learner,
+// "olbfgs-state/v2" for a learner with options or several outputs. [WriteSnapshot] writes the same bytes to an
 // io.Writer as it formats them, so that saving a state at d = 10⁵ needs
 // little memory beyond the state (MarshalSnapshot returns the whole
 // document).

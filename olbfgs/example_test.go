@@ -89,3 +89,43 @@ func ExampleWriteSnapshot() {
 	//  "config": {
 	// 51 lines, 2 pairs; loads back as the same state: true
 }
+
+// The practitioner's profile on a three-class problem with raw features of
+// very different scales: predictions of raw rows through Scores, and the
+// progressive statistics kept in the state.
+func ExampleLearner_Scores() {
+	loss, err := stream.NewMultinomial(2, 3, 0.003)
+	if err != nil {
+		panic(err)
+	}
+	cfg := olbfgs.DefaultConfig(2).ForLoss(loss).Practitioner()
+	l, err := olbfgs.New(cfg, loss)
+	if err != nil {
+		panic(err)
+	}
+	// Class k sits at (1000 + 100k, 0.01k): the first feature in the
+	// thousands, the second in hundredths.
+	for i := range 3000 {
+		k := i % 3
+		jitter := float64(i%7-3) / 10
+		x := []float64{1000 + 100*float64(k) + 30*jitter, 0.01*float64(k) + 0.003*jitter}
+		if err := l.Step(stream.InsertEvent(int64(i+1), x, float64(k))); err != nil {
+			panic(err)
+		}
+	}
+	u, p := make([]float64, l.Outputs()), make([]float64, l.Outputs())
+	for _, x := range [][]float64{{1000, 0}, {1100, 0.01}, {1200, 0.02}} {
+		l.Scores(u, stream.Sample{V: x})
+		stream.Softmax(p, u)
+		class, _ := loss.Predict(u)
+		fmt.Printf("%v: class %v (p = %.2f)\n", x, class, p[int(class)])
+	}
+	prog, _ := l.Progress()
+	acc, _ := prog.Accuracy()
+	fmt.Printf("parameters: %d, progressive accuracy over %d inserts: %.2f\n", l.ParamDim(), prog.N, acc)
+	// Output:
+	// [1000 0]: class 0 (p = 0.90)
+	// [1100 0.01]: class 1 (p = 0.70)
+	// [1200 0.02]: class 2 (p = 0.90)
+	// parameters: 9, progressive accuracy over 3000 inserts: 0.97
+}

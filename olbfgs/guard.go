@@ -20,15 +20,16 @@ const unit = 0x1p-53
 // adds two roundings (docs/theory.md, "Floating point").
 func slack(d int) float64 { return 2 * float64(d+8) * unit }
 
-// RadiusBound returns W' = W·(1 + 2(d+8)u), a bound on the exact norm of
+// RadiusBound returns W' = W·(1 + 2(p+8)u), a bound on the exact norm of
 // every parameter vector the learner holds after an insert when Radius = W
 // is set (the projection is computed in floating point), or +Inf when
-// Radius is 0.
+// Radius is 0; p is the parameter dimension (ParamDim, d for the paper's
+// learner).
 func (c Config) RadiusBound() float64 {
 	if c.Radius == 0 {
 		return math.Inf(1)
 	}
-	return math.Nextafter(c.Radius*(1+slack(c.Dim)), math.Inf(1))
+	return math.Nextafter(c.Radius*(1+slack(c.ParamDim())), math.Inf(1))
 }
 
 // SampleBoundExact returns B' = B·(1 + 2(d+8)u), a bound on the exact
@@ -64,7 +65,7 @@ func (c Config) acceptPair(ss, sy, yy float64) bool {
 	if !(sy > 0) || !(ss > 0) || math.IsInf(yy, 0) || math.IsInf(ss, 0) {
 		return false
 	}
-	d := float64(c.Dim)
+	d := float64(c.ParamDim())
 	ma := 4 * (d + 2) * unit
 	a := sy / ss
 	if !(a >= c.PairMin*(1+ma)) || !(a <= c.PairMax*(1-ma)) {

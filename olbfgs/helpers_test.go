@@ -114,3 +114,63 @@ func mustReplay(t fataler, cfg Config, loss stream.Loss, events []stream.Event) 
 	require.NoError(t, err)
 	return l
 }
+
+// multinomialStream returns a K-class softmax stream of n inserts with
+// features of scale O(1) and labels drawn from the softmax of a random
+// model (ids 1…n).
+func multinomialStream(t testing.TB, seed uint64, d, k, n int) (*stream.Multinomial, stream.Header, []stream.Event) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 3))
+	loss, err := stream.NewMultinomial(d, k, 0.05)
+	require.NoError(t, err)
+	beta := randVec(rng, k*d)
+	events := make([]stream.Event, n)
+	p := make([]float64, k)
+	for i := range events {
+		x := randVec(rng, d)
+		var sum float64
+		for c := range k {
+			p[c] = math.Exp(stream.Dot4(x, beta[c*d:(c+1)*d]))
+			sum += p[c]
+		}
+		u, y := rng.Float64()*sum, k-1
+		for c := range k {
+			if u < p[c] {
+				y = c
+				break
+			}
+			u -= p[c]
+		}
+		events[i] = stream.InsertEvent(int64(i+1), x, float64(y))
+	}
+	return loss, loss.Header(), events
+}
+
+// regressionStream returns a ridge-regression stream of n inserts whose
+// features have a nonzero mean and unequal scales (what standardization
+// is for).
+func regressionStream(t testing.TB, seed uint64, d, n int) (*stream.Regression, stream.Header, []stream.Event) {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 4))
+	loss, err := stream.NewRegression(d, 0.01)
+	require.NoError(t, err)
+	beta := randVec(rng, d)
+	events := make([]stream.Event, n)
+	for i := range events {
+		x := randVec(rng, d)
+		for j := range x {
+			x[j] = 3 + float64(j+1)*x[j]
+		}
+		events[i] = stream.InsertEvent(int64(i+1), x, stream.Dot4(x, beta)+rng.NormFloat64())
+	}
+	return loss, loss.Header(), events
+}
+
+// allOptions returns c with every practitioner option on: an intercept,
+// standardization, averaging after 5 inserts, a decaying step and
+// progressive statistics.
+func allOptions(c Config) Config {
+	c.Intercept, c.Standardize, c.Average, c.AverageStart, c.Progress = true, true, true, 5, true
+	c.StepDecay, c.StepPower, c.Damping = 0.01, 0.75, 2
+	return c
+}

@@ -17,8 +17,9 @@ import (
 type Learner struct {
 	cfg  Config
 	loss stream.Loss
+	lin  stream.Linear // the loss as a linear model, if it is one
 
-	w   []float64
+	w   []float64 // the last iterate, of the parameter dimension p
 	mem *Memory
 
 	t       int     // events applied
@@ -43,6 +44,10 @@ type Learner struct {
 	// last.t == t, w is unchanged (every method that changes w other than
 	// Step clears last.ok) and Z still has version last.ver.
 	last lastStep
+
+	// opt is the state of the practitioner's options (options.go); its
+	// vectors are nil for the options that are off.
+	opt optState
 }
 
 // lastStep is what Follow needs of a learner's last Step.
@@ -58,20 +63,16 @@ type lastStep struct {
 // error wrapping ErrConfig if cfg is invalid or its dimension differs from
 // the loss's.
 func New(cfg Config, loss stream.Loss) (*Learner, error) {
-	if err := cfg.Validate(); err != nil {
+	if err := cfg.ValidateFor(loss); err != nil {
 		return nil, err
 	}
-	if loss == nil {
-		return nil, fmt.Errorf("%w: nil loss", ErrConfig)
-	}
-	if loss.Dim() != cfg.Dim {
-		return nil, fmt.Errorf("%w: Dim = %d but the loss has dimension %d", ErrConfig, cfg.Dim, loss.Dim())
-	}
-	d := cfg.Dim
+	lin, _ := loss.(stream.Linear)
+	d := cfg.ParamDim()
 	buf := make([]float64, 7*d)
 	l := &Learner{
 		cfg:  cfg,
 		loss: loss,
+		lin:  lin,
 		w:    buf[0*d : 1*d : 1*d],
 		g:    buf[1*d : 2*d : 2*d],
 		p:    buf[2*d : 3*d : 3*d],
@@ -81,6 +82,7 @@ func New(cfg Config, loss stream.Loss) (*Learner, error) {
 		y:    buf[6*d : 7*d : 7*d],
 		mem:  NewMemory(d, cfg.Memory, cfg.InitialScale),
 	}
+	l.opt = newOptState(cfg, lin)
 	return l, nil
 }
 
@@ -90,17 +92,24 @@ func (l *Learner) Config() Config { return l.cfg }
 // Loss returns the learner's loss.
 func (l *Learner) Loss() stream.Loss { return l.loss }
 
-// W returns the parameter vector w. The slice aliases the learner's state:
-// read it, copy it, but modify it only through SetW.
+// W returns the parameter vector w, the last iterate, of the parameter
+// dimension Config.ParamDim() (see [Learner.Deployed] for the parameters
+// predictions use). The slice aliases the learner's state: read it, copy
+// it, but modify it only through SetW.
 func (l *Learner) W() []float64 { return l.w }
 
-// SetW overwrites w with a copy of w (for interventions that edit the
-// parameters). Past states can no longer be rebuilt by replaying logged
-// events, so kept checkpoints are discarded (see KeepCheckpoints). It panics
-// if len(w) ≠ d.
+// ParamDim returns the parameter dimension p = len(W()) (Config.ParamDim).
+func (l *Learner) ParamDim() int { return len(l.w) }
+
+// SetW overwrites the last iterate w with a copy of w (for interventions
+// that edit the parameters). The options' state — the average of
+// Config.Average, the statistics of Config.Standardize — is not changed.
+// Past states can no longer be rebuilt by replaying logged events, so kept
+// checkpoints are discarded (see KeepCheckpoints). It panics if len(w) is
+// not the parameter dimension.
 func (l *Learner) SetW(w []float64) {
-	if len(w) != l.cfg.Dim {
-		panic(fmt.Sprintf("olbfgs: SetW: len(w)=%d, want %d", len(w), l.cfg.Dim))
+	if len(w) != len(l.w) {
+		panic(fmt.Sprintf("olbfgs: SetW: len(w)=%d, want %d", len(w), len(l.w)))
 	}
 	copy(l.w, w)
 	l.dirOK = false
@@ -143,11 +152,13 @@ func (l *Learner) MarkDeleted(ids ...int64) {
 }
 
 // Step applies one event (spec §2). An insert moves w along the quasi-Newton
-// direction and may push a curvature pair; a delete records the id. Step
-// assumes the event sequence is valid (see stream.Validator); it checks only
-// what it can in O(d) without extra state: payload dimension, repeated
-// deletion, a non-finite result (ErrDiverged; the state is then left
-// unchanged). Step does not allocate, apart from growing the deleted-id list.
+// direction and may push a curvature pair (and, with the options of spec
+// §2.1, updates the standardization statistics, the average and the
+// progressive statistics); a delete records the id. Step assumes the event
+// sequence is valid (see stream.Validator); it checks only what it can in
+// O(d) without extra state: payload dimension, repeated deletion, a
+// non-finite result (ErrDiverged; the state is then left unchanged). Step
+// does not allocate, apart from growing the deleted-id list.
 func (l *Learner) Step(e stream.Event) error {
 	switch e.Op {
 	case stream.Insert:
@@ -190,8 +201,12 @@ func (l *Learner) Step(e stream.Event) error {
 	return nil
 }
 
-// insert is the o-LBFGS update for one sample.
+// insert is the o-LBFGS update for one sample (spec §2); a learner with
+// options takes insertOptions (spec §2.1) instead.
 func (l *Learner) insert(id int64, z stream.Sample) error {
+	if l.cfg.HasOptions() {
+		return l.insertOptions(id, z)
+	}
 	eta := l.cfg.StepSize
 	if !l.cachedDirection(z) {
 		l.loss.Grad(l.g, l.w, z)
@@ -214,6 +229,15 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	for i, g := range l.g {
 		l.y[i] = l.gNew[i] - g
 	}
+	l.pushPair(id)
+	copy(l.w, l.wNew)
+	return nil
+}
+
+// pushPair applies the curvature guard (and the pair guard of a guarded
+// learner) to the pair (s, y) in the scratch and pushes it with source
+// {id}, or counts it as skipped.
+func (l *Learner) pushPair(id int64) {
 	sy := floats.Dot(l.s, l.y)
 	accept := sy > l.cfg.CurvatureTol*floats.Norm(l.s, 2)*floats.Norm(l.y, 2) && !math.IsInf(sy, 0)
 	if accept && l.cfg.Guarded() {
@@ -224,21 +248,34 @@ func (l *Learner) insert(id int64, z stream.Sample) error {
 	} else {
 		l.skipped++
 	}
-	copy(l.w, l.wNew)
-	return nil
 }
 
 // Direction stores the quasi-Newton direction −H_Z ∇ℓ_z(w) for sample z at
 // the current state in dst (the direction the next insert of z would take;
 // spec §3's update direction). It does not allocate.
+//
+// With Config.Intercept or Config.Standardize the gradient is that of the
+// model the options define, with the standardization statistics updated
+// by z as its insert would update them (the learner's statistics do not
+// change).
 func (l *Learner) Direction(dst []float64, z stream.Sample) {
-	if len(dst) != l.cfg.Dim {
-		panic(fmt.Sprintf("olbfgs: Direction: len(dst)=%d, want %d", len(dst), l.cfg.Dim))
+	if len(dst) != len(l.w) {
+		panic(fmt.Sprintf("olbfgs: Direction: len(dst)=%d, want %d", len(dst), len(l.w)))
 	}
 	l.dirOK = false // l.g is overwritten
-	l.loss.Grad(l.g, l.w, z)
+	l.gradAt(l.g, l.w, z)
 	l.mem.Apply(dst, l.g)
 	floats.Scale(-1, dst)
+}
+
+// gradAt stores in dst the gradient the next insert of z would take at w:
+// the loss's, or the affine path's with the statistics updated by z.
+func (l *Learner) gradAt(dst, w []float64, z stream.Sample) {
+	if l.cfg.Affine() {
+		l.affineGrad(dst, w, l.prepare(z), z.S)
+		return
+	}
+	l.loss.Grad(dst, w, z)
 }
 
 // NextDirection returns H_Z ∇ℓ_z(w) for sample z at the current state: the
@@ -259,7 +296,16 @@ func (l *Learner) Direction(dst []float64, z stream.Sample) {
 // memory through Memory() (Push, Reset, DropTouching, CopyFrom) is seen by
 // its version counter and makes the insert compute afresh. NextDirection
 // does not allocate once it has held a sample of z's size.
+//
+// With Config.Intercept or Config.Standardize the result is computed as
+// Direction computes it and is not kept.
 func (l *Learner) NextDirection(z stream.Sample) []float64 {
+	if l.cfg.Affine() {
+		l.dirOK = false
+		l.gradAt(l.g, l.w, z)
+		l.mem.Apply(l.p, l.g)
+		return l.p
+	}
 	if l.cachedDirection(z) {
 		return l.p
 	}
@@ -325,17 +371,19 @@ func (l *Learner) ReplaySkipping(events []stream.Event, skip stream.IDSet) (int,
 
 // Reset returns the learner to θ0 = (0, ∅), keeping its configuration, its
 // deleted ids and its event count (the "drop and refill" intervention).
-// Checkpoints are discarded.
+// The options' state returns to its start too (no insert counted, no
+// statistics, no average, no progress). Checkpoints are discarded.
 func (l *Learner) Reset() {
 	clear(l.w)
 	l.mem.Reset()
+	l.opt.reset()
 	l.dirOK = false
 	l.last.ok = false
 	l.ckpt = nil
 }
 
 // CopyFrom makes l an exact copy of src's state (w, Z, deleted ids,
-// counters). Both must have the same configuration; the loss is taken from
+// counters, and the options' state). Both must have the same configuration; the loss is taken from
 // src. Checkpoints are not copied (l keeps none). It does not allocate once
 // l has held a state of the same size.
 func (l *Learner) CopyFrom(src *Learner) {
@@ -346,10 +394,12 @@ func (l *Learner) CopyFrom(src *Learner) {
 		panic(fmt.Sprintf("olbfgs: Learner.CopyFrom: configurations differ (%+v vs %+v)", l.cfg, src.cfg))
 	}
 	l.loss = src.loss
+	l.lin = src.lin
 	l.dirOK = false
 	l.last.ok = false
 	copy(l.w, src.w)
 	l.mem.CopyFrom(src.mem)
+	l.opt.copyFrom(&src.opt)
 	l.t, l.skipped = src.t, src.skipped
 	l.deleted = append(l.deleted[:0], src.deleted...)
 	l.ckpt = nil
@@ -374,10 +424,11 @@ func (l *Learner) CopyFrom(src *Learner) {
 // changed since that step (event count, w, Z version), l has src's
 // configuration and loss, keeps no checkpoints and has not just taken e
 // itself (a second Follow of the same step). Then l.Step(e) is the
-// way to step it.
+// way to step it. A learner with options (Config.HasOptions) never
+// follows: its state holds more than w and Z.
 func (l *Learner) Follow(src *Learner, e stream.Event) bool {
 	ls := src.last
-	if l == src || l.ckpt != nil || e.Op != stream.Insert || !ls.ok || ls.t != src.t || ls.id != e.ID ||
+	if l == src || l.ckpt != nil || l.cfg.HasOptions() || e.Op != stream.Insert || !ls.ok || ls.t != src.t || ls.id != e.ID ||
 		ls.ver != src.mem.ver || l.cfg != src.cfg || !SameLoss(l.loss, src.loss) ||
 		(l.last.ok && l.last.t == l.t && l.last.id == e.ID && l.last.ver == l.mem.ver) {
 		return false
@@ -421,8 +472,10 @@ func (l *Learner) Clone() *Learner {
 }
 
 // Equal reports whether l and o have bit-identical states: w, Z (pairs,
-// sources, order), deleted ids, counters and configuration.
+// sources, order), deleted ids, counters, configuration and the options'
+// state (statistics, average, progress).
 func (l *Learner) Equal(o *Learner) bool {
 	return l.cfg == o.cfg && l.t == o.t && l.skipped == o.skipped &&
-		floatbits.Equal(l.w, o.w) && l.mem.Equal(o.mem) && slices.Equal(l.deleted, o.deleted)
+		floatbits.Equal(l.w, o.w) && l.mem.Equal(o.mem) && slices.Equal(l.deleted, o.deleted) &&
+		l.opt.equal(&o.opt)
 }

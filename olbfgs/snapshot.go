@@ -15,38 +15,90 @@ import (
 	"unlearn/stream"
 )
 
-// SnapshotFormat is the format tag of a learner state snapshot.
+// SnapshotFormat is the format tag of a learner state snapshot of the
+// paper's learner: a configuration without options (Config.HasOptions is
+// false), whose state is (w, Z), the deleted ids and the counters.
 const SnapshotFormat = "olbfgs-state/v1"
+
+// SnapshotFormatV2 is the format tag of a snapshot of a learner with
+// options (Config.HasOptions): format v1's fields, and the insert count
+// and the state of each option that is on.
+const SnapshotFormatV2 = "olbfgs-state/v2"
 
 // snapshot is the JSON layout of a saved learner state. Memory pairs are
 // listed oldest first; floats use the shortest representation that
 // round-trips, so a save/load cycle is bit-exact.
 type snapshot struct {
-	Format  string          `json:"format"`
-	Config  snapshotConfig  `json:"config"`
-	T       int             `json:"t"`
-	Skipped int             `json:"skipped"`
-	W       []float64       `json:"w"`
-	Memory  []snapshotPair  `json:"memory"`
-	Deleted []int64         `json:"deleted"`
-	Stream  json.RawMessage `json:"stream"`
+	Format          string               `json:"format"`
+	Config          snapshotConfig       `json:"config"`
+	T               int                  `json:"t"`
+	Skipped         int                  `json:"skipped"`
+	Inserts         *int                 `json:"inserts,omitempty"`
+	W               []float64            `json:"w"`
+	Memory          []snapshotPair       `json:"memory"`
+	Deleted         []int64              `json:"deleted"`
+	Standardization *snapshotStandardize `json:"standardization,omitempty"`
+	Average         *snapshotAverage     `json:"average,omitempty"`
+	Progress        *snapshotProgress    `json:"progress,omitempty"`
+	Stream          json.RawMessage      `json:"stream"`
 }
 
+// snapshotConfig is Config with JSON names; the fields must stay in
+// Config's order (configJSON converts one into the other).
 type snapshotConfig struct {
-	Dim          int     `json:"d"`
-	Memory       int     `json:"tau"`
-	StepSize     float64 `json:"eta"`
-	InitialScale float64 `json:"gamma0"`
-	CurvatureTol float64 `json:"curvature_tol"`
-	Radius       float64 `json:"radius,omitempty"`
-	SampleBound  float64 `json:"sample_bound,omitempty"`
-	PairAngle    float64 `json:"pair_angle,omitempty"`
-	PairMin      float64 `json:"pair_min,omitempty"`
-	PairMax      float64 `json:"pair_max,omitempty"`
+	Dim            int     `json:"d"`
+	Outputs        int     `json:"outputs,omitempty"`
+	Memory         int     `json:"tau"`
+	StepSize       float64 `json:"eta"`
+	InitialScale   float64 `json:"gamma0"`
+	CurvatureTol   float64 `json:"curvature_tol"`
+	Radius         float64 `json:"radius,omitempty"`
+	SampleBound    float64 `json:"sample_bound,omitempty"`
+	PairAngle      float64 `json:"pair_angle,omitempty"`
+	PairMin        float64 `json:"pair_min,omitempty"`
+	PairMax        float64 `json:"pair_max,omitempty"`
+	Intercept      bool    `json:"intercept,omitempty"`
+	RidgeIntercept bool    `json:"ridge_intercept,omitempty"`
+	Standardize    bool    `json:"standardize,omitempty"`
+	Average        bool    `json:"average,omitempty"`
+	AverageStart   int     `json:"average_start,omitempty"`
+	AveragePower   float64 `json:"average_power,omitempty"`
+	Damping        float64 `json:"damping,omitempty"`
+	StepDecay      float64 `json:"step_decay,omitempty"`
+	StepPower      float64 `json:"step_power,omitempty"`
+	Progress       bool    `json:"progress,omitempty"`
+}
+
+// snapshotStandardize is the state of Config.Standardize: Welford's n,
+// means and M2 sums.
+type snapshotStandardize struct {
+	N    int       `json:"n"`
+	Mean []float64 `json:"mean"`
+	M2   []float64 `json:"m2"`
+}
+
+// snapshotAverage is the state of Config.Average: the number of iterates
+// averaged and their average (zeros while n = 0).
+type snapshotAverage struct {
+	N int       `json:"n"`
+	W []float64 `json:"w"`
+}
+
+// snapshotProgress is Progress with JSON names.
+type snapshotProgress struct {
+	N               int       `json:"n"`
+	LossSum         float64   `json:"loss_sum"`
+	Correct         int       `json:"correct"`
+	RecentLoss      float64   `json:"recent_loss"`
+	RecentZeroLoss  float64   `json:"recent_zero_loss"`
+	RecentAccuracy  float64   `json:"recent_accuracy"`
+	RecentPredicted []float64 `json:"recent_predicted"`
+	RecentLabels    []float64 `json:"recent_labels"`
 }
 
 // configJSON returns the snapshot form of a configuration (the same
-// fields, with JSON tags).
+// fields, with JSON tags; the options' are omitted when off, so that a
+// configuration without options writes format v1's bytes).
 func configJSON(c Config) snapshotConfig { return snapshotConfig(c) }
 
 // config returns the configuration of a snapshot form.
@@ -60,10 +112,12 @@ type snapshotPair struct {
 
 // MarshalSnapshot encodes the learner's full state — configuration, w, the
 // memory with the source of every pair, the deleted ids, the event and skip
-// counters — and the stream header h that defines its loss, as a versioned
-// JSON document (SnapshotFormat). h must describe the learner's loss (same
-// kind and dimension). Checkpoints are not saved. It is [WriteSnapshot]
-// into a buffer; to write a file, call WriteSnapshot on it directly.
+// counters, and with options (Config.HasOptions) the insert count and each
+// option's state — and the stream header h that defines its loss, as a
+// versioned JSON document (SnapshotFormat, or SnapshotFormatV2 with
+// options). h must describe the learner's loss (same kind and dimension).
+// Checkpoints are not saved. It is [WriteSnapshot] into a buffer; to write
+// a file, call WriteSnapshot on it directly.
 func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 	var b bytes.Buffer
 	if err := WriteSnapshot(&b, l, h); err != nil {
@@ -86,9 +140,9 @@ func MarshalSnapshot(l *Learner, h stream.Header) ([]byte, error) {
 // is. After an error w may hold a prefix of the document (write files with
 // internal/atomicfile, which then leaves no file).
 func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
-	if h.Kind != l.loss.Kind() || h.D != l.cfg.Dim {
-		return fmt.Errorf("%w: header (kind %q, d=%d) does not match the learner (kind %q, d=%d)",
-			ErrSnapshot, h.Kind, h.D, l.loss.Kind(), l.cfg.Dim)
+	if !headerMatches(h, l.loss.Kind(), l.cfg) {
+		return fmt.Errorf("%w: header (kind %q, d=%d, k=%d) does not match the learner (kind %q, d=%d, k=%d)",
+			ErrSnapshot, h.Kind, h.D, h.K, l.loss.Kind(), l.cfg.Dim, l.cfg.Outputs)
 	}
 	hdr, err := json.Marshal(h)
 	if err != nil {
@@ -96,7 +150,8 @@ func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
 	}
 	// Fields nested one level deep: json.MarshalIndent with prefix " "
 	// indents them as the whole document's MarshalIndent does.
-	format, _ := json.Marshal(SnapshotFormat)
+	v2 := l.cfg.HasOptions()
+	format, _ := json.Marshal(snapshotFormat(l.cfg))
 	cfg, err := json.MarshalIndent(configJSON(l.cfg), " ", " ")
 	if err != nil {
 		return fmt.Errorf("%w: %w", ErrSnapshot, err)
@@ -115,6 +170,10 @@ func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
 	e.buf = strconv.AppendInt(e.buf, int64(l.t), 10)
 	e.str(",\n \"skipped\": ")
 	e.buf = strconv.AppendInt(e.buf, int64(l.skipped), 10)
+	if v2 {
+		e.str(",\n \"inserts\": ")
+		e.buf = strconv.AppendInt(e.buf, int64(l.opt.inserts), 10)
+	}
 	e.str(",\n \"w\": ")
 	e.floats(l.w, 1, "w")
 	e.str(",\n \"memory\": ")
@@ -143,11 +202,23 @@ func WriteSnapshot(w io.Writer, l *Learner, h stream.Header) error {
 	} else {
 		e.ints(l.deleted, 1)
 	}
+	if v2 {
+		e.options(l)
+	}
 	e.str(",\n \"stream\": ")
 	e.raw(stm.Bytes())
 	e.str("\n}\n")
 	e.flush()
 	return e.err
+}
+
+// snapshotFormat returns the format tag of a snapshot of a learner with
+// configuration c.
+func snapshotFormat(c Config) string {
+	if c.HasOptions() {
+		return SnapshotFormatV2
+	}
+	return SnapshotFormat
 }
 
 // snapshotBufSize is the size at which WriteSnapshot's buffer is written
@@ -265,8 +336,9 @@ func appendFloatJSON(b []byte, x float64) []byte {
 // the learner and its stream header. Every field is checked: format tag,
 // configuration (Config.Validate), dimensions, finiteness, at most τ pairs
 // each with sᵀy > 0, deleted ids strictly ascending, non-negative counters,
-// and the header's loss (stream.Header.Loss). Unknown fields are errors.
-// Errors wrap ErrSnapshot and name the field.
+// and the header's loss (stream.Header.Loss); for format v2, the options'
+// blocks against the configuration. Unknown fields are errors. Errors wrap
+// ErrSnapshot and name the field.
 func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	var s snapshot
 	if err := strictjson.Decode(bytes.NewReader(data), &s); err != nil {
@@ -275,8 +347,8 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	fail := func(field string, format string, args ...any) (*Learner, stream.Header, error) {
 		return nil, stream.Header{}, fmt.Errorf("%w: field %q: %s", ErrSnapshot, field, fmt.Sprintf(format, args...))
 	}
-	if s.Format != SnapshotFormat {
-		return fail("format", "%q, want %q", s.Format, SnapshotFormat)
+	if s.Format != SnapshotFormat && s.Format != SnapshotFormatV2 {
+		return fail("format", "%q, want %q or %q", s.Format, SnapshotFormat, SnapshotFormatV2)
 	}
 	if len(s.Stream) == 0 {
 		return fail("stream", "missing")
@@ -295,14 +367,18 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 	if err := cfg.Validate(); err != nil {
 		return fail("config", "%v", err)
 	}
-	if len(s.W) != cfg.Dim || !finite(s.W) {
-		return fail("w", "want %d finite values, got %d", cfg.Dim, len(s.W))
+	if want := snapshotFormat(cfg); s.Format != want {
+		return fail("format", "%q, but a configuration %s options is written as %q", s.Format,
+			map[bool]string{true: "with", false: "without"}[cfg.HasOptions()], want)
+	}
+	if len(s.W) != cfg.ParamDim() || !finite(s.W) {
+		return fail("w", "want %d finite values, got %d", cfg.ParamDim(), len(s.W))
 	}
 	l, err := New(cfg, loss)
 	if err != nil {
 		return fail("config", "%v", err)
 	}
-	if cfg.Radius > 0 && floats.Norm(s.W, 2) > cfg.Radius*(1+slack(cfg.Dim)) {
+	if cfg.Radius > 0 && floats.Norm(s.W, 2) > cfg.Radius*(1+slack(cfg.ParamDim())) {
 		return fail("w", "‖w‖ = %v exceeds radius = %v", floats.Norm(s.W, 2), cfg.Radius)
 	}
 	copy(l.w, s.W)
@@ -327,5 +403,8 @@ func UnmarshalSnapshot(data []byte) (*Learner, stream.Header, error) {
 		}
 	}
 	l.deleted = slices.Clone(s.Deleted)
+	if err := loadOptions(l, &s); err != nil {
+		return nil, stream.Header{}, err
+	}
 	return l, h, nil
 }

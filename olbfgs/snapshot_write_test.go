@@ -22,8 +22,27 @@ func marshalSnapshotIndent(l *Learner, h stream.Header) ([]byte, error) {
 		return nil, err
 	}
 	s := snapshot{
-		Format: SnapshotFormat, Config: configJSON(l.cfg), T: l.t, Skipped: l.skipped, W: l.w,
+		Format: snapshotFormat(l.cfg), Config: configJSON(l.cfg), T: l.t, Skipped: l.skipped, W: l.w,
 		Memory: make([]snapshotPair, l.mem.Len()), Deleted: l.deleted, Stream: hdr,
+	}
+	if l.cfg.HasOptions() {
+		o := &l.opt
+		s.Inserts = &o.inserts
+		if l.cfg.Standardize {
+			s.Standardization = &snapshotStandardize{N: o.n, Mean: o.mean, M2: o.m2}
+		}
+		if l.cfg.Average {
+			s.Average = &snapshotAverage{N: o.avgN, W: o.avg}
+		}
+		if l.cfg.Progress {
+			p := o.prog
+			s.Progress = &snapshotProgress{N: p.N, LossSum: p.LossSum, Correct: p.Correct, RecentLoss: p.RecentLoss,
+				RecentZeroLoss: p.RecentZeroLoss, RecentAccuracy: p.RecentAccuracy,
+				RecentPredicted: p.RecentPredicted, RecentLabels: p.RecentLabels}
+			if s.Progress.RecentPredicted == nil {
+				s.Progress.RecentPredicted, s.Progress.RecentLabels = []float64{}, []float64{}
+			}
+		}
 	}
 	if s.Deleted == nil {
 		s.Deleted = []int64{}
@@ -82,6 +101,9 @@ func TestWriteSnapshotMatchesMarshalIndent(t *testing.T) {
 	}
 	sparseCfg := DefaultConfig(sparseH.D)
 	sparseCfg.Memory = 4
+	practitioner := allOptions(DefaultConfig(6))
+	sparsePractitioner := allOptions(sparseCfg)
+	multi, mh, me := multinomialStream(t, 21, 5, 3, 60)
 
 	for _, c := range []struct {
 		name   string
@@ -97,6 +119,11 @@ func TestWriteSnapshotMatchesMarshalIndent(t *testing.T) {
 		{"logistic-certifiable", certifiable, lg, lh, le},
 		{"sparse-d5000", sparseCfg, sparseLoss, sparseH, append(sparse, stream.DeleteEvent(7))},
 		{"sparse-empty-memory", sparseCfg, sparseLoss, sparseH, sparse[:0]},
+		{"logistic-options", practitioner, lg, lh, le},
+		{"logistic-options-empty", practitioner, lg, lh, nil},
+		{"sparse-options", sparsePractitioner, sparseLoss, sparseH, append(sparse, stream.DeleteEvent(7))},
+		{"multinomial", DefaultConfig(5).ForLoss(multi), multi, mh, me},
+		{"multinomial-options", allOptions(DefaultConfig(5)).ForLoss(multi), multi, mh, me},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			l := mustReplay(t, c.cfg, c.loss, c.events)

@@ -33,7 +33,10 @@ type CheckReport struct {
 //   - unless NeedsNoise, the state is the replay of the whole log from θ0
 //     (olbfgs.Replay of the deletion-edited stream).
 //   - every string key (KeySource) belongs to an id whose payload is in
-//     the log (none of a forgotten id is left).
+//     the log (none of a forgotten id is left);
+//   - the deletion queue (EnqueueForget) holds ids only for queued
+//     requests, each in the log or forgotten, and a served request's
+//     receipt is its own.
 //
 // It replays the whole log, reading it in chunks: it costs one pass of
 // training.
@@ -88,6 +91,10 @@ func (s *Store) Check() (CheckReport, error) {
 	case err == nil:
 		return rep, bad("the key of id %d is kept, but id %d has no payload in the log", kid, kid)
 	case !errors.Is(err, sql.ErrNoRows):
+		return rep, err
+	}
+	// The service's deletion queue (queue.go).
+	if err := checkQueue(ctx, tx); err != nil {
 		return rep, err
 	}
 	load := func(seq int64) (*olbfgs.Learner, error) {

@@ -52,7 +52,7 @@ var ckptAsyncMaxFloats = 1 << 20 // a variable so that tests can force either mo
 
 func newCkptWriter(s *Store, tx *sql.Tx, origin string) *ckptWriter {
 	w := &ckptWriter{s: s, tx: tx, origin: origin}
-	if c := s.cfg; (2*c.Memory+7)*c.Dim > ckptAsyncMaxFloats {
+	if c := s.cfg; (2*c.Memory+7)*c.ParamDim() > ckptAsyncMaxFloats {
 		w.direct = true
 		return w
 	}

@@ -86,6 +86,18 @@
 // or forget half seen. Writers (ingest, forget, Keep) are one immediate
 // write transaction each.
 //
+// # The service's queue and tokens
+//
+// A service (package serve) acknowledges a deletion request by committing
+// it to the deletion queue ([Store.EnqueueForget]: its keys resolved to
+// ids, its ids checked) and serves queued requests in batches
+// ([Store.ServeForgets]): one Forget of the union of their ids, whose
+// transaction also stores each request's signed receipt and sets its ids
+// to NULL, so that the queue holds ids only while a request is queued and
+// never its keys. Bearer tokens ([Store.CreateToken]) are stored as the
+// SHA-256 of their text. A [Reader] reads tokens and requests on a
+// connection of its own, without waiting for the Store's running write.
+//
 // # Errors
 //
 // Bad input — a stream line, a header of another loss, a duplicate or

@@ -62,6 +62,18 @@ type ForgetOptions struct {
 	SkipVacuum bool
 
 	resolve bool // Resolve: no ids; replay exactly from before every pending approximate request
+	// record, if not nil, is called at the end of the forget's
+	// transaction, with the report so far: what it writes commits with the
+	// forget or not at all (ServeForgets records the receipts of a batch).
+	record func(tx *sql.Tx, rep *ForgetReport) error
+}
+
+// recordIn calls o.record, if any, inside the forget's transaction.
+func (o ForgetOptions) recordIn(tx *sql.Tx, rep *ForgetReport) error {
+	if o.record == nil {
+		return nil
+	}
+	return o.record(tx, rep)
 }
 
 func (o ForgetOptions) validate() error {
@@ -233,7 +245,7 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 				rep.Reason = "no approximate request is pending: the state is exact"
 			}
 			rep.NeedsNoise = !s.exact
-			return nil
+			return o.recordIn(tx, &rep)
 		}
 		if o.resolve {
 			u = []int64{}
@@ -319,7 +331,10 @@ func (s *Store) forget(ctx context.Context, ids []int64, keys []string, o Forget
 		}
 		_, err = tx.Exec(`UPDATE forget_requests SET path = ?, reason = ?, events_replayed = ?, wall_ns = ?, intervention = ?, ages = ?, needs_noise = ?, releases_erased = ?, erased_releases = ? WHERE request = ?`,
 			string(rep.Path), rep.Reason, rep.EventsReplayed, rep.Wall.Nanoseconds(), interv, ages, b2i(rep.Path == PathApproximate), rep.ReleasesErased, string(erased), rep.Request)
-		return err
+		if err != nil {
+			return err
+		}
+		return o.recordIn(tx, &rep)
 	})
 	if err != nil {
 		return ForgetReport{}, fmt.Errorf("store: forget: %w", err)

@@ -68,6 +68,8 @@ func (s *Store) matchHeader(h stream.Header) error {
 		return fmt.Errorf("%w: header field \"kind\" is %q, the store's is %q", ErrHeader, h.Kind, a.Kind)
 	case h.D != a.D:
 		return fmt.Errorf("%w: header field \"d\" is %d, the store's is %d", ErrHeader, h.D, a.D)
+	case h.K != a.K:
+		return fmt.Errorf("%w: header field \"k\" is %d, the store's is %d", ErrHeader, h.K, a.K)
 	case !sameMatrix(h.H0, a.H0):
 		return fmt.Errorf("%w: header field \"H0\" differs from the store's", ErrHeader)
 	case !sameMatrix(h.H1, a.H1):

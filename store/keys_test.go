@@ -193,7 +193,7 @@ func TestOpenSchema2(t *testing.T) {
 	s := createStore(t, dir, h.Header, 2, 5)
 	_, err := s.IngestEvents(Events(h.Events[:20]), IngestOptions{})
 	require.NoError(t, err)
-	for _, q := range []string{`DROP TABLE keys`, `ALTER TABLE forget_requests DROP COLUMN erased_releases`, `DELETE FROM schema_migrations WHERE version >= 3`} {
+	for _, q := range []string{`DROP TABLE keys`, `ALTER TABLE forget_requests DROP COLUMN erased_releases`, `DROP TABLE forget_queue`, `DROP TABLE tokens`, `DELETE FROM schema_migrations WHERE version >= 3`} {
 		_, err := s.db.Exec(q)
 		require.NoError(t, err, q)
 	}

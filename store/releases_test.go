@@ -178,6 +178,7 @@ func TestOpenSchema1(t *testing.T) {
 		`DROP TABLE releases`,
 		`ALTER TABLE forget_requests DROP COLUMN releases_erased`,
 		`ALTER TABLE forget_requests DROP COLUMN erased_releases`, // version 4
+		`DROP TABLE forget_queue`, `DROP TABLE tokens`,            // version 6
 		`DELETE FROM schema_migrations WHERE version >= 2`,
 	} {
 		_, err := s.db.Exec(q)
@@ -375,6 +376,7 @@ func TestOpenSchema3ReleaseIDs(t *testing.T) {
 ) STRICT`,
 		`CREATE INDEX releases_head ON releases(head)`,
 		`ALTER TABLE forget_requests DROP COLUMN erased_releases`,
+		`DROP TABLE forget_queue`, `DROP TABLE tokens`, // version 6
 		`DELETE FROM schema_migrations WHERE version >= 4`,
 	} {
 		_, err := s.db.Exec(q)

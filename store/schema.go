@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 5
+const SchemaVersion = 6
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -55,6 +55,7 @@ var Pragmas = []string{
 	"foreign_keys(ON)",
 	"temp_store(FILE)",
 	"busy_timeout(10000)",
+	"cache_spill(4096)",
 }
 
 // dsn returns the driver's data source name for the database in dir.
@@ -227,10 +228,61 @@ ALTER TABLE forget_requests ADD COLUMN erased_releases TEXT;
 -- encoding of the sample (store/payload.go); no table changes.
 SELECT 1;
 `,
+	// Version 6: the service's deletion queue and access tokens
+	// (queue.go, tokens.go).
+	`
+-- Deletion requests acknowledged by the service (serve), served in batches
+-- by one forget each. ids (a JSON array, ascending: the request's ids with
+-- its keys resolved when it was queued; keys are never stored here) is
+-- held only while the request is queued: the transaction of the forget
+-- that serves it, or the one that refuses it, sets it to NULL (with
+-- secure_delete, then the forget's VACUUM). What stays is what the
+-- receipt says: no id, key or payload. commitment binds the request's ids
+-- and keys under a nonce only the requester holds (certify.ForgetCommitment).
+-- batch is the forget_requests row that served it (NULL when every record
+-- had been forgotten before). receipt is the signed receipt file
+-- (certify.SignReceipt).
+CREATE TABLE forget_queue (
+	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
+	request    TEXT NOT NULL UNIQUE,
+	received   TEXT NOT NULL,
+	deadline   TEXT NOT NULL,
+	ids        TEXT,
+	records    INTEGER NOT NULL CHECK (records >= 1),
+	commitment TEXT NOT NULL,
+	state      TEXT NOT NULL CHECK (state IN ('queued', 'served', 'refused')),
+	served     TEXT,
+	batch      INTEGER REFERENCES forget_requests(request),
+	receipt    BLOB,
+	reason     TEXT,
+	CHECK ((state = 'queued') = (ids IS NOT NULL)),
+	CHECK ((state = 'served') = (receipt IS NOT NULL))
+) STRICT;
+CREATE INDEX forget_queue_queued ON forget_queue(state) WHERE state = 'queued';
+
+-- Bearer tokens of the service: only the SHA-256 of each token is stored
+-- (the token is shown once, when created). scopes is a comma-separated
+-- list; revoked is the time of revocation (NULL: active).
+CREATE TABLE tokens (
+	token   INTEGER PRIMARY KEY AUTOINCREMENT,
+	name    TEXT NOT NULL,
+	hash    BLOB NOT NULL UNIQUE CHECK (length(hash) = 32),
+	scopes  TEXT NOT NULL,
+	created TEXT NOT NULL,
+	revoked TEXT
+) STRICT;
+`,
 }
 
 // migrate brings the schema of db up to SchemaVersion in one transaction.
+// A store already at SchemaVersion is only read: its write transaction
+// (BEGIN IMMEDIATE) would wait for another process's writer, so that
+// opening a store to read it — unlearn status during a long ingest — would
+// wait for the whole ingest.
 func migrate(ctx context.Context, db *sql.DB) error {
+	if v, err := schemaVersion(ctx, db); err == nil && v == SchemaVersion {
+		return nil
+	}
 	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
 		return err

@@ -28,6 +28,10 @@ type Status struct {
 	Head int64
 	// T is the number of events the current state has applied.
 	T int
+	// Progress holds the current state's progressive statistics, and
+	// HasProgress whether the learner keeps them (olbfgs.Config.Progress).
+	Progress    olbfgs.Progress
+	HasProgress bool
 	// Checkpoints and InexactCheckpoints count the stored checkpoints and
 	// those carrying forgotten data's influence.
 	Checkpoints, InexactCheckpoints int
@@ -89,6 +93,7 @@ func (s *Store) Status() (Status, error) {
 	// commit (another process may commit between two autocommit queries).
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
 		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
+		st.Progress, st.HasProgress = s.state.Progress()
 		var err error
 		if st.SchemaVersion, err = schemaVersion(ctx, tx); err != nil {
 			return err

@@ -27,8 +27,11 @@ type Config struct {
 	// loss constants). Required. Every ingested stream must have the same
 	// kind, d and constants; its metadata may differ.
 	Header stream.Header
-	// Learner is the o-LBFGS configuration (τ, η, γ0, curvature tolerance).
-	// Required; Learner.Dim must equal Header.D.
+	// Learner is the o-LBFGS configuration (τ, η, γ0, curvature tolerance,
+	// and the options of docs/spec.md §2.1, each part of the state the
+	// store's replay reproduces). Required; Learner.Dim must equal
+	// Header.D (the feature dimension), and Learner.Outputs the header's
+	// number of classes for a multinomial loss (olbfgs.Config.ForLoss).
 	Learner olbfgs.Config
 	// CheckpointEvery is K ≥ 1: a checkpoint is stored after every event
 	// whose sequence number is a multiple of K. If 0, it defaults to
@@ -107,18 +110,31 @@ func Create(dir string, c Config) (*Store, error) {
 	return s, nil
 }
 
-// learnerJSON is the stored form of olbfgs.Config.
+// learnerJSON is the stored form of olbfgs.Config (meta "learner"): its
+// fields in Config's order, the options omitted when off, so that the
+// paper's learner is stored as before they existed.
 type learnerJSON struct {
-	Dim          int     `json:"d"`
-	Memory       int     `json:"tau"`
-	StepSize     float64 `json:"eta"`
-	InitialScale float64 `json:"gamma0"`
-	CurvatureTol float64 `json:"curvature_tol"`
-	Radius       float64 `json:"radius,omitempty"`
-	SampleBound  float64 `json:"sample_bound,omitempty"`
-	PairAngle    float64 `json:"pair_angle,omitempty"`
-	PairMin      float64 `json:"pair_min,omitempty"`
-	PairMax      float64 `json:"pair_max,omitempty"`
+	Dim            int     `json:"d"`
+	Outputs        int     `json:"outputs,omitempty"`
+	Memory         int     `json:"tau"`
+	StepSize       float64 `json:"eta"`
+	InitialScale   float64 `json:"gamma0"`
+	CurvatureTol   float64 `json:"curvature_tol"`
+	Radius         float64 `json:"radius,omitempty"`
+	SampleBound    float64 `json:"sample_bound,omitempty"`
+	PairAngle      float64 `json:"pair_angle,omitempty"`
+	PairMin        float64 `json:"pair_min,omitempty"`
+	PairMax        float64 `json:"pair_max,omitempty"`
+	Intercept      bool    `json:"intercept,omitempty"`
+	RidgeIntercept bool    `json:"ridge_intercept,omitempty"`
+	Standardize    bool    `json:"standardize,omitempty"`
+	Average        bool    `json:"average,omitempty"`
+	AverageStart   int     `json:"average_start,omitempty"`
+	AveragePower   float64 `json:"average_power,omitempty"`
+	Damping        float64 `json:"damping,omitempty"`
+	StepDecay      float64 `json:"step_decay,omitempty"`
+	StepPower      float64 `json:"step_power,omitempty"`
+	Progress       bool    `json:"progress,omitempty"`
 }
 
 func (s *Store) initialize() error {

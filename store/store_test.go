@@ -30,6 +30,7 @@ func TestPragmas(t *testing.T) {
 		{"foreign_keys", "1"},
 		{"temp_store", "1"},
 		{"busy_timeout", "10000"},
+		{"cache_spill", "4096"},
 	} {
 		t.Run(c.pragma, func(t *testing.T) {
 			var got string

@@ -1,6 +1,7 @@
 // Package stream holds the data side of the toolkit: events (insert and
-// delete, with ids), the loss kinds (quadratic, ridge logistic and ridge
-// least squares, plus any kind a user registers) with allocation-free
+// delete, with ids), the loss kinds (quadratic, ridge logistic, ridge
+// least squares and ridge multinomial logistic, plus any kind a user
+// registers) with allocation-free
 // gradients, validated histories, the deletion-edited
 // counterfactual of a history, the JSON Lines stream format, the paper's two
 // synthetic generators, and the four deletion modes.
@@ -20,8 +21,18 @@
 //
 // A [Loss] evaluates ℓ_z(w) and stores ∇ℓ_z(w) in a caller-supplied slice
 // without allocating, so the learner's step is allocation-free. The
-// built-in kinds are [Quadratic], [Logistic] and [Regression] (ridge least
-// squares, ½(xᵀw − y)² + (λ/2)‖w‖², with μ = λ and L = λ + max‖x‖²).
+// built-in kinds are [Quadratic], [Logistic], [Regression] (ridge least
+// squares, ½(xᵀw − y)² + (λ/2)‖w‖², with μ = λ and L = λ + max‖x‖²) and
+// [Multinomial] (softmax cross-entropy for K classes with ridge, evaluated
+// by a shifted log-sum-exp).
+//
+// Dimensions: a loss's Dim is the feature dimension d (the length of a
+// dense payload, the header's d); the w its Grad and Value take has the
+// parameter dimension [ParamDim], K·d for the multinomial loss's K blocks
+// of d weights, d for the others. The losses of linear models implement
+// [Linear]: their data term depends on w through K scores only, so a
+// learner can add an intercept or standardize features around them
+// (package olbfgs), and score raw samples for predictions.
 //
 // Loss kinds live in a registry: [RegisterLoss] adds a user's kind (its
 // payload field names, which header constants it carries, and how a header
@@ -45,15 +56,19 @@
 //	{"format":"olbfgs-stream/v1","kind":"regression","d":2,"lambda":0.01}
 //	{"op":"insert","id":3,"x":[0.5,2],"y":17.25}
 //
+//	{"format":"olbfgs-stream/v1","kind":"multinomial","d":2,"k":3,"lambda":0.001}
+//	{"op":"insert","id":4,"x":[0.5,2],"y":2}
+//
 // Header fields: "format" (must be [FormatV1]), "kind" ("quadratic",
-// "logistic", "regression" or a registered kind), "d" (integer ≥ 1), "H0"
-// and "H1" (d×d SPD matrices; quadratic only) or "lambda" (λ ≥ 0; logistic
-// and regression). Every other header field is
+// "logistic", "regression", "multinomial" or a registered kind), "d"
+// (integer ≥ 1), "H0" and "H1" (d×d SPD matrices; quadratic only), "k"
+// (the number of classes, 2 to [MaxClasses]; multinomial only) and
+// "lambda" (λ ≥ 0; logistic, regression and multinomial). Every other header field is
 // metadata, kept in [Header.Meta]. Event fields: "op" ("insert" or
 // "delete"), "id" (an integer literal in the int64 range) and, for an insert,
 // the payload of its kind: "a" and "alpha" (quadratic) or "x" and "y"
-// (logistic: y = ±1; regression: y real). A logistic or regression payload
-// may be sparse: "x" then holds the non-zero values and "x_index" their
+// (logistic: y = ±1; regression: y real; multinomial: y a class index in
+// [0, K)). A logistic, regression or multinomial payload may be sparse: "x" then holds the non-zero values and "x_index" their
 // 0-based, strictly increasing indices (Sample.Idx). Fields may come in any order within a line.
 //
 // Writing then reading is lossless bit for bit (floats use the shortest

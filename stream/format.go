@@ -168,11 +168,12 @@ const (
 	hasH0
 	hasH1
 	hasLambda
+	hasK
 )
 
 func isKnownHeaderKey(k string) bool {
 	switch k {
-	case "format", "kind", "d", "H0", "H1", "lambda":
+	case "format", "kind", "d", "H0", "H1", "k", "lambda":
 		return true
 	}
 	return false
@@ -236,6 +237,14 @@ func parseHeader(s *scanner) (Header, error) {
 		case "lambda":
 			has |= hasLambda
 			h.Lambda, err = s.float()
+		case "k":
+			has |= hasK
+			var k int64
+			k, err = s.int64()
+			if err == nil && (k < 2 || k > MaxClasses) {
+				err = fmt.Errorf("k = %d classes: want 2 to %d: %w", k, MaxClasses, ErrInvalidValue)
+			}
+			h.K = int(k)
 		default:
 			var raw []byte
 			if raw, err = s.value(); err == nil {
@@ -279,8 +288,12 @@ func parseHeader(s *scanner) (Header, error) {
 		return Header{}, missing("H0")
 	case spec.Matrices && has&hasH1 == 0:
 		return Header{}, missing("H1")
+	case spec.Classes && has&hasK == 0:
+		return Header{}, missing("k")
 	case spec.Lambda && has&hasLambda == 0:
 		return Header{}, missing("lambda")
+	case !spec.Classes && has&hasK != 0:
+		return Header{}, other("k")
 	case !spec.Lambda && has&hasLambda != 0:
 		return Header{}, other("lambda")
 	case !spec.Matrices && has&hasH0 != 0:
@@ -494,6 +507,15 @@ func appendHeader(b []byte, h Header) ([]byte, error) {
 		}
 	} else if h.H0 != nil || h.H1 != nil {
 		return nil, fieldErrorf("H0", "H0/H1 set for a %s stream: %w", h.Kind, ErrFormat)
+	}
+	switch {
+	case spec.Classes && (h.K < 2 || h.K > MaxClasses):
+		return nil, fieldErrorf("k", "k = %d classes: want 2 to %d: %w", h.K, MaxClasses, ErrInvalidValue)
+	case spec.Classes:
+		b = append(b, `,"k":`...)
+		b = strconv.AppendInt(b, int64(h.K), 10)
+	case h.K != 0:
+		return nil, fieldErrorf("k", "k = %d set for a %s stream: %w", h.K, h.Kind, ErrFormat)
 	}
 	if spec.Lambda {
 		b = append(b, `,"lambda":`...)

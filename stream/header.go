@@ -9,22 +9,29 @@ import (
 // FormatV1 is the format tag of the stream file header (spec §1.1).
 const FormatV1 = "olbfgs-stream/v1"
 
-// Header is the first line of a stream file: the loss kind, the dimension and
-// the loss constants shared by every event.
+// Header is the first line of a stream file: the loss kind, the feature
+// dimension d (the length of a dense payload vector) and the loss constants
+// shared by every event. The parameter dimension of the loss it defines is
+// [ParamDim] of [Header.Loss]: K·d for a multinomial stream, d otherwise.
 type Header struct {
 	// Format is the format tag. Required when reading; must be FormatV1.
 	// When writing, an empty Format is written as FormatV1.
 	Format string
 	// Kind is the loss kind. Required.
 	Kind Kind
-	// D is the dimension d ≥ 1. Required.
+	// D is the feature dimension d ≥ 1. Required.
 	D int
 	// H0 and H1 are the SPD d×d matrices of a quadratic stream; required for
 	// KindQuadratic, absent otherwise.
 	H0, H1 [][]float64
-	// Lambda is the ridge λ ≥ 0 of a logistic or regression stream;
-	// required for KindLogistic, KindRegression and any registered kind
-	// whose [LossSpec] has Lambda, absent otherwise.
+	// K is the number of classes K ≥ 2 of a multinomial stream (header
+	// field "k"); required for KindMultinomial and any registered kind
+	// whose [LossSpec] has Classes, absent (0) otherwise.
+	K int
+	// Lambda is the ridge λ ≥ 0 of a logistic, regression or multinomial
+	// stream; required for KindLogistic, KindRegression, KindMultinomial
+	// and any registered kind whose [LossSpec] has Lambda, absent
+	// otherwise.
 	Lambda float64
 	// Meta holds the header's other fields verbatim (generator name, seed,
 	// κ, drift parameters, …). They are preserved by a read/write round trip
@@ -34,8 +41,8 @@ type Header struct {
 
 // Loss validates the header and returns its loss, built by the registered
 // spec of its kind ([RegisterLoss]; the built-in kinds are quadratic,
-// logistic and regression). Errors are *FieldError values naming the
-// offending header field.
+// logistic, regression and multinomial). Errors are *FieldError values
+// naming the offending header field.
 func (h Header) Loss() (Loss, error) {
 	if h.D < 1 {
 		return nil, fieldErrorf("d", "d = %d must be at least 1: %w", h.D, ErrInvalidValue)
@@ -85,7 +92,8 @@ func (h *Header) SetMeta(key string, v any) error {
 }
 
 // MarshalJSON encodes the header as the first line of a stream file (see
-// [Write]): the known fields (format, kind, d, then H0 and H1 or lambda)
+// [Write]): the known fields (format, kind, d, then H0 and H1, or k and
+// lambda)
 // followed by the Meta fields in ascending key order, with floats in the
 // shortest representation that round-trips. It fails on NaN or Inf, on fields
 // of the other kind, and on Meta keys that shadow known fields.

@@ -403,3 +403,33 @@ func checkVector(v []float64, d int) error {
 	}
 	return nil
 }
+
+// Outputs returns 1: one score per sample.
+func (l *Logistic) Outputs() int { return 1 }
+
+// Link stores −y·σ(−y·u) in dst[0] and returns log(1 + exp(−y·u)), for the
+// single score u = u[0]. dst may be u.
+func (l *Logistic) Link(dst, u []float64, y float64) float64 {
+	if len(dst) != 1 || len(u) != 1 {
+		panic("stream: Logistic.Link: dimension mismatch")
+	}
+	m := u[0]
+	dst[0] = -y * Sigmoid(-y*m)
+	return Softplus(-y * m)
+}
+
+// Predict returns +1 when u[0] ≥ 0, else −1, and true.
+func (l *Logistic) Predict(u []float64) (float64, bool) {
+	if u[0] >= 0 {
+		return 1, true
+	}
+	return -1, true
+}
+
+// Class returns 0 for y = −1 and 1 for y = +1, and 2 classes.
+func (l *Logistic) Class(y float64) (int, int) {
+	if y > 0 {
+		return 1, 2
+	}
+	return 0, 2
+}

@@ -10,8 +10,9 @@ import (
 // payload fields, which of the header's constant fields it carries, and how
 // a header builds the loss. Register one with [RegisterLoss].
 //
-// A loss kind's constants are the header's "lambda" (Header.Lambda) and
-// "H0"/"H1" (Header.H0, Header.H1) if the spec declares them, and any
+// A loss kind's constants are the header's "lambda" (Header.Lambda),
+// "H0"/"H1" (Header.H0, Header.H1) and "k" (Header.K) if the spec declares
+// them, and any
 // further fields the kind wants in Header.Meta (read them in New with
 // [Header.MetaValue]; a loss's Header method writes them with
 // [Header.SetMeta]). Metadata round-trips verbatim through stream files and
@@ -28,6 +29,10 @@ type LossSpec struct {
 	// Matrices makes the header fields "H0" and "H1" (d×d matrices)
 	// required; without it they are errors in a stream of this kind.
 	Matrices bool
+	// Classes makes the header field "k" (Header.K, the number of classes,
+	// an integer in [2, MaxClasses]) required; without it the field is an
+	// error in a stream of this kind.
+	Classes bool
 	// Sparse allows sparse payloads: the event field Vector+"_index" (for
 	// example "x_index") lists the 0-based indices of the values in Vector
 	// (Sample.Idx). The loss must then handle Sample.Idx.
@@ -57,13 +62,15 @@ var registry = struct {
 		New: func(h Header) (Loss, error) { return NewLogistic(h.D, h.Lambda) }},
 	KindRegression: {Vector: "x", Scalar: "y", Lambda: true, Sparse: true,
 		New: func(h Header) (Loss, error) { return NewRegression(h.D, h.Lambda) }},
+	KindMultinomial: {Vector: "x", Scalar: "y", Lambda: true, Classes: true, Sparse: true,
+		New: func(h Header) (Loss, error) { return NewMultinomial(h.D, h.K, h.Lambda) }},
 }}
 
 // RegisterLoss adds a loss kind to the stream format, so that streams of
 // that kind are read and written ([Read], [Write], [Header.Loss]) and
 // learner snapshots of a loss of that kind are saved and loaded (package
 // olbfgs encodes the header of [HeaderOf]). The built-in kinds quadratic,
-// logistic and regression are registered already.
+// logistic, regression and multinomial are registered already.
 //
 // kind must be lower-case letters, digits, '_', '-' or '.', starting with a
 // letter, and not registered yet; spec must name its payload fields and

@@ -141,3 +141,23 @@ func (r *Regression) CheckSample(z Sample) (string, error) {
 	}
 	return "", nil
 }
+
+// Outputs returns 1: one score per sample.
+func (r *Regression) Outputs() int { return 1 }
+
+// Link stores the residual u − y in dst[0] and returns ½(u − y)², for the
+// single score u = u[0]. dst may be u.
+func (r *Regression) Link(dst, u []float64, y float64) float64 {
+	if len(dst) != 1 || len(u) != 1 {
+		panic("stream: Regression.Link: dimension mismatch")
+	}
+	res := u[0] - y
+	dst[0] = res
+	return res * res / 2
+}
+
+// Predict returns 0 and false: a regression has no classes.
+func (r *Regression) Predict([]float64) (float64, bool) { return 0, false }
+
+// Class returns 0, 0: a regression has no classes.
+func (r *Regression) Class(float64) (int, int) { return 0, 0 }

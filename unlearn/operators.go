@@ -102,11 +102,11 @@ func (o paramOnly) Apply(req Request) (*olbfgs.Learner, Cost, error) {
 			samples[e.ID] = e.Sample
 		}
 	}
-	d := l.Config().Dim
+	d := l.ParamDim()
 	w, g, h, acc := l.W(), make([]float64, d), make([]float64, d), make([]float64, d)
 	for _, id := range req.U.Sorted() {
-		l.Loss().Grad(g, w, samples[id])
-		l.Memory().Apply(h, g) // the copy's memory: Apply uses scratch space
+		l.Gradient(g, samples[id]) // the loss's Grad at w for the paper's learner
+		l.Memory().Apply(h, g)     // the copy's memory: Apply uses scratch space
 		for i, v := range h {
 			acc[i] += v
 		}

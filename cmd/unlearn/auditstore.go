@@ -63,14 +63,8 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 	if maxReplay > 0 && intervention == "" {
 		return flagError("intervention", "required with --max-replay: one of %s", strings.Join(store.Interventions(), ", "))
 	}
-	if acfg.Trials < 2 {
-		return flagError("trials", "%d must be at least 2", acfg.Trials)
-	}
-	if !(acfg.Gamma > 0 && acfg.Gamma < 1) {
-		return flagError("gamma", "%v must be in (0, 1)", acfg.Gamma)
-	}
-	if !(acfg.SelectionFraction > 0 && acfg.SelectionFraction < 1) {
-		return flagError("selection", "%v must be in (0, 1)", acfg.SelectionFraction)
+	if err := checkTrials(acfg.Trials, acfg.Gamma, acfg.SelectionFraction); err != nil {
+		return err
 	}
 	pol, err := certify.ParseMemoryPolicy(memory)
 	if err != nil || pol == certify.Exact {
@@ -112,6 +106,7 @@ func runStoreAudit(cmd *cobra.Command, dir string, ids []int64, maxReplay int, i
 		rel.Alpha, rel.Sigma = c.Sensitivity.Alpha, c.Sigma
 	}
 
+	limitAuditMemory()
 	bar := newProgress(cmd.ErrOrStderr(), 2*acfg.Trials, "audit")
 	acfg.A, acfg.B, acfg.WDim, acfg.Epsilon, acfg.Delta, acfg.Progress = a, b, wd, eps, delta, bar.update
 	rep, err := audit.Run(ctx, acfg)

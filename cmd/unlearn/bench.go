@@ -104,6 +104,9 @@ docs/data.md and docs/results-real.md.`,
 			if quick && unstable {
 				return flagError("unstable-logistic", "not available with --quick")
 			}
+			if err := new(paths).dataFile("--data", data, &df).outDir("--out", out).out("--cpuprofile", cpuProfile).check(); err != nil {
+				return err
+			}
 			grid := experiment.DefaultGrid()
 			ref := report.Reference{}
 			switch {
@@ -328,7 +331,14 @@ func newProgress(w io.Writer, total int, desc string) *progress {
 }
 
 // update is an experiment.Options.Progress callback.
-func (p *progress) update(done, _ int) {
+func (p *progress) update(done, total int) {
+	if total > p.total {
+		// The work grew (an audit that draws its selection split again).
+		p.total = total
+		if p.bar != nil {
+			p.bar.ChangeMax(total)
+		}
+	}
 	if p.bar != nil {
 		_ = p.bar.Set(done) // drawing errors are not worth failing a run for
 		return

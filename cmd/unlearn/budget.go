@@ -87,6 +87,15 @@ against the released state (that is 'unlearn verify'). See docs/trust.md.`,
 			if keyFile == "" && pubFile == "" {
 				return flagError("public-key", "required to read the ledger: every entry is signed by the certifier's key, and the ledger's totals are shown only after each signature and the hash chain are verified (an edited ledger could under-report what was spent); give the certifier's public key NAME.pub (keygen wrote it beside NAME.key; it is not secret), or --key")
 			}
+			fs := new(paths).in("--add", addFile).in("--key", keyFile).in("--public-key", pubFile)
+			if initLedger || addFile != "" {
+				fs.ledger("--ledger", ledgerFile)
+			} else {
+				fs.in("--ledger", ledgerFile)
+			}
+			if err := fs.check(); err != nil {
+				return err
+			}
 			var a ledger.Anchor
 			if anchor != "" {
 				var err error

@@ -71,9 +71,10 @@ secure sampler of the Google DP library; --insecure-seeded SEED uses a
 reproducible sampler instead, for experiments only: the certificate then says
 "seeded" and NOT for deployment. Check a release with 'unlearn verify'.`,
 		Example: `  unlearn train --stream q.jsonl --radius 5 --sample-bound 3 --out state.json
+  unlearn keygen --out certifier
   unlearn certify --state state.json --stream q.jsonl --out release.json \
-      --certificate cert.json --epsilon 1 --delta 1e-5
-  unlearn verify --certificate cert.json --release release.json`,
+      --certificate cert.json --epsilon 1 --delta 1e-5 --key certifier.key
+  unlearn verify --certificate cert.json --release release.json --public-key certifier.pub`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
@@ -86,6 +87,10 @@ reproducible sampler instead, for experiments only: the certificate then says
 				if !changed(name) {
 					return flagError(name, "required")
 				}
+			}
+			if err := new(paths).in("--state", stateFile).in("--stream", streamFile).in("--retained", retainedFile).in("--key", keyFile).
+				out("--out", outFile).out("--certificate", certFile).check(); err != nil {
+				return err
 			}
 			state, header, err := readSnapshot(stateFile)
 			if err != nil {

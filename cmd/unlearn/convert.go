@@ -56,6 +56,9 @@ of that order: a seeded random sub-sample. See docs/data.md.`,
 				return err
 			}
 			in := args[0]
+			if err := new(paths).dataFile("argument 1", in, &df).out("--out", out).mapping(out, in).check(); err != nil {
+				return err
+			}
 			hdr, r, err := dataset.Open(in, opts)
 			if err != nil {
 				return dataOptionError(err)

@@ -61,9 +61,9 @@ func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	switch {
 	case set&ownKindAndD != 0:
 	case df.lossFrom != "":
-		f.StringVar(&df.kind, "kind", "", "loss kind of the data: logistic (labels 0/1 or ±1, or --classes) or regression (real targets) (default: "+df.lossFrom+"; another is an error)")
+		f.StringVar(&df.kind, "kind", "", "loss kind of the data: logistic (labels 0/1 or ±1, or --classes), multinomial (--classes) or regression (real targets) (default: "+df.lossFrom+"; another is an error)")
 	default:
-		f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes) or regression (real targets)")
+		f.StringVar(&df.kind, "kind", "logistic", "loss kind of the stream: logistic (labels 0/1 or ±1, or --classes NEG,POS), multinomial (K classes: --classes) or regression (real targets)")
 	}
 	if df.lossFrom != "" {
 		f.Float64Var(&df.lambda, "lambda", 0, "ridge λ of the data's loss (default: "+df.lossFrom+"; another is an error)")
@@ -90,7 +90,7 @@ func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
 	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
 	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
-	f.StringSliceVar(&df.classes, "classes", nil, "two class labels NEG,POS mapped to -1 and +1; rows of other classes are skipped and counted (required for IDX)")
+	f.StringSliceVar(&df.classes, "classes", nil, "logistic: two class labels NEG,POS mapped to -1 and +1 (required for IDX); multinomial: the K labels in class order, or all (every label of the file); rows of other classes are skipped and counted")
 	if set&withShuffle != 0 {
 		f.Uint64Var(&df.shuffle, "shuffle-seed", 0, "stream the rows in a seeded random order (default: file order; holds the selected rows in memory)")
 	}
@@ -129,7 +129,7 @@ func onlyWithData(fl *pflag.FlagSet, except ...string) error {
 // the caller's error naming it. A model of a kind no data file has (the
 // synthetic quadratic) keeps the default, for the caller's check to name.
 func lossFromModel(fl *pflag.FlagSet, o *dataset.Options, path string, kind stream.Kind, d int, lambda float64) {
-	if !fl.Changed("kind") && (kind == stream.KindLogistic || kind == stream.KindRegression) {
+	if !fl.Changed("kind") && (kind == stream.KindLogistic || kind == stream.KindRegression || kind == stream.KindMultinomial) {
 		o.Kind = kind
 	}
 	if !fl.Changed("lambda") {

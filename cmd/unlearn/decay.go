@@ -66,6 +66,9 @@ decay writes the report with Experiment 1's figures into DIR/report (see
 			if workers < 0 {
 				return flagError("workers", "%d must be non-negative (0: one per CPU)", workers)
 			}
+			if err := new(paths).outDir("--out", out).check(); err != nil {
+				return err
+			}
 			if err := positiveFlags(map[string]float64{"t-del": float64(tdel), "horizon": float64(hor), "eta": eta,
 				"count": float64(count), "mq": float64(mq), "d": float64(d), "events": float64(events)}); err != nil {
 				return err

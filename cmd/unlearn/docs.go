@@ -23,6 +23,9 @@ func newDocsCmd() *cobra.Command {
 			if out == "" {
 				return flagError("out", "required (the project's reference is %s)", cliReference)
 			}
+			if err := new(paths).out("--out", out).check(); err != nil {
+				return err
+			}
 			if err := writeAtomic(out, func(w io.Writer) error { return writeCLIReference(w, cmd.Root()) }); err != nil {
 				return err
 			}

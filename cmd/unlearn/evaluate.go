@@ -1,17 +1,18 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
+	"io"
 	"os"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
-	"github.com/spf13/pflag"
 	"gonum.org/v1/gonum/floats"
 
-	"unlearn/certify"
 	"unlearn/dataset"
-	"unlearn/olbfgs"
+	"unlearn/model"
 	"unlearn/store"
 	"unlearn/stream"
 )
@@ -22,13 +23,24 @@ func newEvaluateCmd() *cobra.Command {
 	var dir, data, in, stateFile string
 	var releaseFiles []string
 	var df dataFlags
+	var asJSON, force bool
 	cmd := &cobra.Command{
 		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] (--data FILE | --stream FILE)",
-		Short: "Held-out loss (and accuracy for logistic) of a store's state and its exact counterfactual, a snapshot, or a release",
+		Short: "Held-out loss, accuracy, log loss, AUC and confusion matrix of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
-one line at a time) and, for a logistic loss, the accuracy (sign(wᵀx) = y).
+one line at a time) and, for a classifier, the accuracy (logistic: the sign of
+the score is y; multinomial: the class of the largest score is y).
 The loss is the stream's per-sample loss ℓ_z(w) of docs/spec.md §1 (for logistic
 and regression the ridge term (λ/2)‖w‖² included), averaged over the held-out inserts.
+A classifier's table adds the log loss (the mean −log p of the row's class,
+without the ridge term) and the ROC AUC (exact, ties counting one half), then
+each model's confusion matrix (rows: the true class, columns: the predicted one)
+with each class's recall, in the data's own class names (K classes for a
+multinomial model); a regression's adds the RMSE. ‖w‖ is the norm of the
+parameters each model predicts with: the average of the iterates for a learner
+that averages (--average, the practitioner's profile), else the last iterate,
+intercepts included. --json writes the same as one JSON document (unlearn-evaluation/v1,
+docs/schemas). The accuracy is that of 'unlearn predict's labels.
 
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
@@ -41,12 +53,17 @@ stream with another seed has another true model).
 
 --data FILE is a held-out data set (CSV, LIBSVM or IDX) read as "unlearn
 convert" reads it, with the same flags (--label, --id, --classes, …), one row
-at a time; --kind and a LIBSVM file's d are the model's unless given. A file
+at a time; --kind and a LIBSVM file's d are the model's unless given, and so
+is every reading option the model's data contract records (the CSV's label, id
+and excluded columns, the classes, the IDX scale). Data that does not fit the
+contract (CSV feature columns swapped, renamed, missing or extra, another
+format, other classes or their order, another image scale) is refused, naming
+the field; --force-features takes the features by position. A file
 given to --data that starts like a stream file (a JSON header line) is read as
 a stream, as --stream FILE reads it, unless --format is given: invocations
 from before --data read data sets keep working.`,
 		Example: `  unlearn evaluate --store model --data heldout.jsonl
-  unlearn evaluate --store model --data heldout.csv --label clicked --id user
+  unlearn evaluate --store model --data heldout.csv --json
   unlearn evaluate --store model --release release.json --data heldout.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -75,79 +92,53 @@ from before --data read data sets keep working.`,
 					return err
 				}
 			}
-			type model struct {
-				name string
-				l    *olbfgs.Learner
-			}
-			var models []model
+			var models []namedModel
 			// A release (unlearn release, unlearn certify) is evaluated beside
 			// whatever else is given: what the noise costs in loss and accuracy.
 			for _, rf := range releaseFiles {
-				b, err := os.ReadFile(rf)
+				m, err := releaseModel(rf)
 				if err != nil {
 					return err
 				}
-				r, err := certify.ParseRelease(b)
-				if err != nil {
-					return flagError("release", "%s: %v", rf, err)
-				}
-				l, err := r.Learner()
-				if err != nil {
-					return flagError("release", "%s: %v", rf, err)
-				}
-				models = append(models, model{"release " + rf, l})
+				models = append(models, m)
 			}
 			switch {
 			case dir != "" && stateFile != "":
 				return flagError("state", "give --store or --state, not both")
 			case stateFile != "":
-				l, _, err := readSnapshot(stateFile)
+				m, err := snapshotModel(stateFile)
 				if err != nil {
 					return err
 				}
-				models = append(models, model{stateFile, l})
+				models = append(models, m)
 			case dir != "":
-				s, err := openStore(dir)
+				ms, err := storeModels(dir, true)
 				if err != nil {
 					return err
 				}
-				defer s.Close()
-				cur, err := s.State()
-				if err != nil {
-					return err
-				}
-				// Each read is one snapshot of the store; the label "= current"
-				// comes from comparing the two states, not from a third read
-				// (a forget by another process in between would make it wrong).
-				cf, err := s.Counterfactual()
-				if err != nil {
-					return err
-				}
-				models = append(models, model{"current state", cur})
-				if !cf.Equal(cur) {
-					models = append(models, model{"exact counterfactual", cf})
-				} else {
-					models = append(models, model{"exact counterfactual (= current)", cur})
-				}
+				models = append(models, ms...)
 			case len(releaseFiles) == 0:
 				return flagError("store", "give --store, --state or --release")
 			}
-			// The table is printed whole once every model is evaluated, so a
+			// The output is written whole once every model is evaluated, so a
 			// data error is not preceded by a header.
-			var out strings.Builder
-			fmt.Fprintf(&out, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
+			rep := model.Report{Format: model.ReportFormat, Data: src.path}
 			for _, m := range models {
-				ev, err := src.evaluate(cmd.Flags(), m.l)
+				ev, err := src.evaluate(cmd, m, force)
 				if err != nil {
 					return err
 				}
-				acc := "-"
-				if ev.HasAccuracy {
-					acc = fmt.Sprintf("%.4f", ev.Accuracy)
-				}
-				fmt.Fprintf(&out, "%-34s %8d %12.6g %10s %10.4g\n", m.name, ev.N, ev.Loss, acc, floats.Norm(m.l.W(), 2))
+				rep.Models = append(rep.Models, model.ModelReport{Model: m.name, NormW: floats.Norm(m.l.Deployed(), 2), Evaluation: *ev})
 			}
-			_, err := fmt.Fprint(cmd.OutOrStdout(), out.String())
+			if asJSON {
+				b, err := json.MarshalIndent(rep, "", "  ")
+				if err != nil {
+					return err
+				}
+				_, err = cmd.OutOrStdout().Write(append(b, '\n'))
+				return err
+			}
+			_, err := fmt.Fprint(cmd.OutOrStdout(), evaluationTable(models, rep))
 			return err
 		},
 	}
@@ -157,6 +148,8 @@ from before --data read data sets keep working.`,
 	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
 	f.StringVar(&data, "data", "", "held-out data set (CSV, LIBSVM or IDX; the data flags say how to read it) or stream file (this or --stream is required)")
 	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
+	f.BoolVar(&asJSON, "json", false, "write the evaluation as JSON (format unlearn-evaluation/v1) instead of a table")
+	f.BoolVar(&force, "force-features", false, forceFeaturesHelp)
 	df.keys = "string ids are mapped to row numbers; no mapping is written"
 	df.lossFrom = "the model's"
 	df.add(f, 0)
@@ -168,67 +161,233 @@ from before --data read data sets keep working.`,
 type heldOut struct {
 	path, flag string
 	df         *dataFlags
+	// said holds the notes written already: the file is read once per
+	// model, and a note about it is said once.
+	said map[string]bool
 }
 
-// evaluate evaluates l on the held-out file, read once per model.
-func (h heldOut) evaluate(fl *pflag.FlagSet, l *olbfgs.Learner) (store.Evaluation, error) {
+// notes returns the writer of notes about the file: standard error, each
+// note once.
+func (h *heldOut) notes(cmd *cobra.Command) io.Writer {
+	if h.said == nil {
+		h.said = map[string]bool{}
+	}
+	return onceWriter{w: cmd.ErrOrStderr(), said: h.said}
+}
+
+// onceWriter writes each distinct message once.
+type onceWriter struct {
+	w    io.Writer
+	said map[string]bool
+}
+
+func (o onceWriter) Write(p []byte) (int, error) {
+	if o.said[string(p)] {
+		return len(p), nil
+	}
+	o.said[string(p)] = true
+	return o.w.Write(p)
+}
+
+// evaluate evaluates the model on the held-out file, read once per model.
+func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model.Evaluation, error) {
+	fl := cmd.Flags()
+	l := m.l
+	in := m.into(force)
 	if h.df == nil {
-		return evaluateFile(l, h.flag, h.path)
+		return evaluateFile(h.notes(cmd), m, in, h.flag, h.path)
 	}
 	opts, err := h.df.options(fl)
 	if err != nil {
-		return store.Evaluation{}, err
+		return nil, err
 	}
-	// The model fixes the loss kind and d; flags given explicitly are
-	// checked against it below. λ does not enter a held-out evaluation
-	// (the model's loss is used), so the data's is the model's too.
+	// The model fixes the loss kind and d, and its contract how the data
+	// is read; flags given explicitly are checked against them below. λ
+	// does not enter a held-out evaluation (the model's loss is used), so
+	// the data's is the model's too.
 	lambda := dataset.DefaultLambda
 	if mh, err := stream.HeaderOf(l.Loss()); err == nil {
 		lambda = mh.Lambda
 	}
 	lossFromModel(fl, &opts, h.path, l.Loss().Kind(), l.Config().Dim, lambda)
+	in.contractDefaults(fl, &opts, h.path)
 	hdr, r, err := openData(h.path, opts)
 	if err != nil {
-		return store.Evaluation{}, err
+		return nil, err
 	}
 	defer r.Close()
 	if hdr.Kind != l.Loss().Kind() {
 		if !fl.Changed("kind") {
-			return store.Evaluation{}, flagError("data", "%s: a data file gives a logistic or regression loss, but the model's loss is %s: evaluate it on a stream file (--stream)", h.path, l.Loss().Kind())
+			return nil, flagError("data", "%s: a data file gives a logistic or regression loss, but the model's loss is %s: evaluate it on a stream file (--stream)", h.path, l.Loss().Kind())
 		}
-		return store.Evaluation{}, flagError("kind", "%s, but the model's loss is %s", hdr.Kind, l.Loss().Kind())
+		return nil, flagError("kind", "%s, but the model's loss is %s", hdr.Kind, l.Loss().Kind())
+	}
+	// The contract before d: a CSV with a column missing or extra has
+	// another d, and the contract says which column.
+	if err := in.checkContract(h.notes(cmd), "data", h.path, hdr, true); err != nil {
+		return nil, err
 	}
 	if fl.Changed("lambda") && hdr.Lambda != lambda {
-		return store.Evaluation{}, flagError("lambda", "%v, but the model's λ is %v", hdr.Lambda, lambda)
+		return nil, flagError("lambda", "%v, but the model's λ is %v", hdr.Lambda, lambda)
+	}
+	if hdr.D != l.Config().Dim && fl.Changed("d") {
+		return nil, flagError("d", "%d, but the model's d is %d", hdr.D, l.Config().Dim)
 	}
 	if hdr.D != l.Config().Dim {
-		return store.Evaluation{}, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
+		return nil, fmt.Errorf("--data %s: d = %d (the file's features), but the model's d is %d", h.path, hdr.D, l.Config().Dim)
 	}
-	ev, err := store.Evaluate(l, r)
+	if hdr.K != l.Config().Outputs {
+		return nil, flagError("classes", "%d classes in %s, but the model has %d", hdr.K, h.path, l.Config().Outputs)
+	}
+	ev, err := evaluateModel(m, r)
 	if err != nil {
-		return ev, dataError(err)
+		return nil, dataError(err)
 	}
 	return ev, nil
 }
 
-// evaluateFile evaluates l on the stream file name.
+// evaluateModel evaluates the model on src: every metric of
+// model.Evaluate for a logistic, multinomial or regression model, the held-out loss
+// alone (store.Evaluate) for a loss without rows to predict (the synthetic
+// quadratic).
+func evaluateModel(m namedModel, src model.Rows) (*model.Evaluation, error) {
+	switch m.l.Loss().Kind() {
+	case stream.KindLogistic, stream.KindRegression, stream.KindMultinomial:
+		mm, err := m.apply()
+		if err != nil {
+			return nil, err
+		}
+		return model.Evaluate(mm, src)
+	}
+	ev, err := store.Evaluate(m.l, src)
+	if err != nil {
+		return nil, err
+	}
+	return &model.Evaluation{N: ev.N, Loss: ev.Loss}, nil
+}
+
+// evaluateFile evaluates the model on the stream file name.
 // flag names the flag that gave it (--data or --stream).
-func evaluateFile(l *olbfgs.Learner, flag, name string) (store.Evaluation, error) {
+func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string) (*model.Evaluation, error) {
+	l := m.l
 	f, err := os.Open(name)
 	if err != nil {
-		return store.Evaluation{}, err
+		return nil, err
 	}
 	defer f.Close()
 	rd, err := stream.NewReader(f)
 	if err != nil {
-		return store.Evaluation{}, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
-	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim {
-		return store.Evaluation{}, flagError(flag, "%s has a %s loss with d = %d, the model a %s loss with d = %d", name, h.Kind, h.D, l.Loss().Kind(), l.Config().Dim)
+	// The contract first: it names the field (classes, features) that
+	// makes the loss differ.
+	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
+		return nil, err
 	}
-	ev, err := store.Evaluate(l, rd)
+	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {
+		return nil, flagError(flag, "%s has %s, the model %s", name, lossShape(h.Kind, h.D, h.K), lossShape(l.Loss().Kind(), l.Config().Dim, l.Config().Outputs))
+	}
+	ev, err := evaluateModel(m, rd)
 	if err != nil {
-		return ev, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	return ev, nil
+}
+
+// evaluationTable renders evaluate's table: a row per model (the paper's
+// columns model, n, loss, accuracy and ‖w‖, with a classifier's log loss
+// and AUC or a regression's RMSE before ‖w‖), then each classifier's
+// per-class counts, recall and confusion matrix (once for a state equal to
+// the one before it).
+func evaluationTable(models []namedModel, rep model.Report) string {
+	var b strings.Builder
+	// The columns follow the metrics (a classifier's, a regression's, the
+	// loss alone), not a list of kinds.
+	const (
+		lossOnly = iota
+		classifier
+		regression
+	)
+	kind := lossOnly
+	switch first := rep.Models[0].Evaluation; {
+	case first.Accuracy != nil:
+		kind = classifier
+	case first.RMSE != nil:
+		kind = regression
+	}
+	switch kind {
+	case classifier:
+		fmt.Fprintf(&b, "%-34s %8s %12s %10s %10s %10s %10s\n", "model", "n", "loss", "accuracy", "log loss", "AUC", "‖w‖")
+	case regression:
+		fmt.Fprintf(&b, "%-34s %8s %12s %10s %12s %10s\n", "model", "n", "loss", "accuracy", "RMSE", "‖w‖")
+	default:
+		fmt.Fprintf(&b, "%-34s %8s %12s %10s %10s\n", "model", "n", "loss", "accuracy", "‖w‖")
+	}
+	opt := func(v *float64, format string) string {
+		if v == nil {
+			return "-"
+		}
+		return fmt.Sprintf(format, *v)
+	}
+	for _, r := range rep.Models {
+		ev := r.Evaluation
+		fmt.Fprintf(&b, "%-34s %8d %12.6g %10s", r.Model, ev.N, ev.Loss, opt(ev.Accuracy, "%.4f"))
+		switch kind {
+		case classifier:
+			fmt.Fprintf(&b, " %10s %10s", opt(ev.LogLoss, "%.6g"), opt(ev.AUC, "%.4f"))
+		case regression:
+			fmt.Fprintf(&b, " %12s", opt(ev.RMSE, "%.6g"))
+		}
+		fmt.Fprintf(&b, " %10.4g\n", r.NormW)
+	}
+	var averaged []string
+	for i, m := range models {
+		if m.l.Averaged() > 0 {
+			averaged = append(averaged, rep.Models[i].Model)
+		}
+	}
+	switch {
+	case len(averaged) == len(models):
+		b.WriteString("‖w‖: of the average of the iterates, which the model predicts with\n")
+	case len(averaged) > 0:
+		fmt.Fprintf(&b, "‖w‖ of %s: of the average of the iterates, which the model predicts with\n", strings.Join(averaged, ", "))
+	}
+	for i, r := range rep.Models {
+		if len(r.Classes) == 0 || models[i].same {
+			continue
+		}
+		b.WriteString("\n")
+		b.WriteString(confusionTable(r.Model, r.Evaluation))
+	}
+	return b.String()
+}
+
+// confusionTable renders a classifier's confusion matrix (rows: the true
+// class, columns: the predicted one) with each class's recall.
+func confusionTable(name string, ev model.Evaluation) string {
+	w := len("true \\ predicted")
+	cw := 8
+	for _, c := range ev.Classes {
+		w = max(w, len(c.Label))
+		cw = max(cw, len(c.Label)+1, len(strconv.Itoa(c.Support))+1)
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: confusion matrix and recall per class\n", name)
+	fmt.Fprintf(&b, "  %-*s", w, "true \\ predicted")
+	for _, c := range ev.Classes {
+		fmt.Fprintf(&b, "%*s", cw, c.Label)
+	}
+	fmt.Fprintf(&b, "%10s\n", "recall")
+	for i, c := range ev.Classes {
+		fmt.Fprintf(&b, "  %-*s", w, c.Label)
+		for _, n := range ev.Confusion[i] {
+			fmt.Fprintf(&b, "%*d", cw, n)
+		}
+		recall := "-"
+		if c.Recall != nil {
+			recall = fmt.Sprintf("%.4f", *c.Recall)
+		}
+		fmt.Fprintf(&b, "%10s\n", recall)
+	}
+	return b.String()
 }

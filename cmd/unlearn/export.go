@@ -24,6 +24,9 @@ forget, forgotten samples' influence too. Publish only a certified release.`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			if err := new(paths).store("--store", dir).out("--out", out).check(); err != nil {
+				return err
+			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err

@@ -35,6 +35,9 @@ are recorded in the header, so the file documents how it was made.`,
 			if err := checkGenFlags(cmd.Flags().Changed, kind, d, events, kappa, scale); err != nil {
 				return err
 			}
+			if err := new(paths).out("--out", out).check(); err != nil {
+				return err
+			}
 			var (
 				h   *stream.History
 				err error

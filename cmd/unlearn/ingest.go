@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"unlearn/dataset"
 	"unlearn/internal/floatbits"
+	"unlearn/model"
 	"unlearn/store"
 	"unlearn/stream"
 )
@@ -24,6 +26,7 @@ func newIngestCmd() *cobra.Command {
 		batch              int
 		offset             int64
 		df                 dataFlags
+		force              bool
 	)
 	cmd := &cobra.Command{
 		Use:   "ingest --store DIR (FILE... | --data FILE)",
@@ -50,6 +53,18 @@ to the store's, and a value given that differs from it is an error. --sparse
 reads LIBSVM rows as sparse payloads (O(nnz) per row); either way the store
 steps each payload in its dense form and keeps it in the shorter of a dense
 and a sparse encoding, so a sparse file makes a small log.
+
+The data must fit the store's data contract, recorded when the store was
+created from a data file (init --data; docs/data.md): every data flag not
+given is the contract's (the CSV's --label, --id and --exclude, --classes,
+the IDX --scale), and data that does not fit — CSV feature columns swapped,
+renamed, missing or extra, another format, other classes or their order,
+another image scale or shape — is refused before anything is stored, naming
+the field, what the store expects and what the data has. --force-features
+takes the features by position when they are the store's under other names.
+A stream file is checked against the contract its header records (a
+converted data file's); a store created from flags or a stream without a
+recorded source checks the loss (kind, d, λ) only.
 
 Ids: a row's id is the file's (the CSV --id integer, or the 1-based row
 number; a CSV string id maps to its row number) plus --id-offset. Ids are never
@@ -95,13 +110,25 @@ refused inside the store directory.`,
 			if mapping != "" && insideDir(dir, mapping) {
 				return flagError("mapping", "%s is inside the store directory %s, whose files a forget erases; the mapping file is not erased by a forget, so write it elsewhere (or omit --mapping: the store keeps the keys)", mapping, dir)
 			}
+			fs := new(paths).store("--store", dir).dataFile("--data", data, &df).out("--mapping", mapping)
+			for i, name := range files {
+				fs.in(fmt.Sprintf("argument %d", i+1), name)
+			}
+			if err := fs.check(); err != nil {
+				return err
+			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			contract, err := model.ContractOf(s.Header())
+			if err != nil {
+				return fmt.Errorf("the store's header: %w", err)
+			}
+			in := intoModel{whose: "the store's", contract: contract, kind: s.Header().Kind, byPosition: force}
 			if data != "" {
-				return ingestData(cmd, s, data, mapping, &df, offset, batch)
+				return ingestData(cmd, s, in, data, mapping, &df, offset, batch)
 			}
 			for _, name := range files {
 				if err := notADataFile("", name); err != nil {
@@ -109,6 +136,10 @@ refused inside the store directory.`,
 				}
 				f, err := os.Open(name)
 				if err != nil {
+					return err
+				}
+				if err := checkStreamContract(cmd, in, f, name); err != nil {
+					f.Close()
 					return err
 				}
 				res, err := s.Ingest(f, store.IngestOptions{BatchSize: batch})
@@ -119,7 +150,7 @@ refused inside the store directory.`,
 				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
 					name, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
 			}
-			return nil
+			return printStoreProgress(cmd, s)
 		},
 	}
 	f := cmd.Flags()
@@ -128,32 +159,60 @@ refused inside the store directory.`,
 	f.StringVar(&data, "data", "", "ingest this data set (CSV, LIBSVM or IDX; the data flags say how to read it) instead of stream files")
 	f.Int64Var(&offset, "id-offset", 0, "with --data: add this to every id of the file (ids already in the store are refused)")
 	f.StringVar(&mapping, "mapping", "", "with --data: also write the string-id mapping (id,key) to this file, which forget does NOT erase (default: none; the store keeps the keys)")
+	f.BoolVar(&force, "force-features", false, forceFeaturesHelp)
 	df.keys = "string ids are mapped to row numbers and kept in the store as keys; see --mapping"
 	df.lossFrom = "the store's"
 	df.add(f, 0)
 	return cmd
 }
 
-// ingestData is ingest --data: the data file streamed into the store.
-func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *dataFlags, offset int64, batch int) error {
+// checkStreamContract checks the contract of the stream file f (named
+// name, an argument of ingest) against the store's, and rewinds f.
+func checkStreamContract(cmd *cobra.Command, in intoModel, f *os.File, name string) error {
+	rd, err := stream.NewReader(f)
+	if err != nil {
+		return fmt.Errorf("%s: %w", name, err)
+	}
+	if err := in.checkContract(cmd.ErrOrStderr(), "", name, rd.Header(), false); err != nil {
+		return err
+	}
+	_, err = f.Seek(0, io.SeekStart)
+	return err
+}
+
+// ingestData is ingest --data: the data file streamed into the store,
+// read as the store's contract says unless the flags say otherwise.
+func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping string, df *dataFlags, offset int64, batch int) error {
 	opts, err := df.options(cmd.Flags())
 	if err != nil {
 		return err
 	}
 	want := s.Header()
 	lossFromModel(cmd.Flags(), &opts, path, want.Kind, want.D, want.Lambda)
+	in.contractDefaults(cmd.Flags(), &opts, path)
 	hdr, r, err := openData(path, opts)
 	if err != nil {
 		return err
 	}
 	defer r.Close()
+	// The contract first: a CSV with a column missing or extra has another
+	// d, and the contract says which column.
+	if hdr.Kind == want.Kind {
+		if err := in.checkContract(cmd.ErrOrStderr(), "data", path, hdr, true); err != nil {
+			return err
+		}
+	}
 	switch {
 	case hdr.Kind != want.Kind && !cmd.Flags().Changed("kind"):
-		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic or regression (ingest stream files into this store)", path, want.Kind)
+		return fmt.Errorf("--data %s: the store's loss is %s; a data file's is logistic, multinomial or regression (ingest stream files into this store)", path, want.Kind)
 	case hdr.Kind != want.Kind:
 		return flagError("kind", "%s, but the store's loss is %s", hdr.Kind, want.Kind)
+	case hdr.D != want.D && cmd.Flags().Changed("d"):
+		return flagError("d", "%d, but the store's d is %d", hdr.D, want.D)
 	case hdr.D != want.D:
 		return fmt.Errorf("--data %s: d = %d (the file's features), but the store's d is %d", path, hdr.D, want.D)
+	case hdr.K != want.K:
+		return flagError("classes", "%d classes, but the store's loss has %d", hdr.K, want.K)
 	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
 		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
 	}
@@ -187,6 +246,20 @@ func ingestData(cmd *cobra.Command, s *store.Store, path, mapping string, df *da
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
 		path, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
+	return printStoreProgress(cmd, s)
+}
+
+// printStoreProgress prints the progressive statistics of the store's
+// state and their warnings, if its learner keeps them.
+func printStoreProgress(cmd *cobra.Command, s *store.Store) error {
+	if !s.LearnerConfig().Progress {
+		return nil
+	}
+	l, err := s.State()
+	if err != nil {
+		return err
+	}
+	printProgress(cmd.OutOrStdout(), cmd.ErrOrStderr(), l, s.Header())
 	return nil
 }
 

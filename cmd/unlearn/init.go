@@ -10,7 +10,6 @@ import (
 	"github.com/spf13/pflag"
 
 	"unlearn/dataset"
-	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
 )
@@ -20,14 +19,12 @@ func init() { register(newInitCmd) }
 func newInitCmd() *cobra.Command {
 	var (
 		dir, kind, headerFile, data string
-		d, tau, every               int
-		eta, gamma0                 float64
-		curvatureTol                float64
+		d, every, k                 int
 		df                          dataFlags
+		lf                          learnerFlags
 	)
-	var certifiable certifiableFlags
 	cmd := &cobra.Command{
-		Use:   "init --store DIR (--data FILE [data flags] | --header FILE | --kind logistic|regression --d N) [--tau --eta --gamma0 --checkpoint-every K]",
+		Use:   "init --store DIR (--data FILE [data flags] | --header FILE | --kind logistic|regression|multinomial --d N) [--profile paper|practitioner] [--tau --eta --gamma0 --checkpoint-every K]",
 		Short: "Create a model store: a live learner's log, checkpoints and state on disk",
 		Long: `init creates a model store in DIR: one SQLite database (DIR/store.db) that will
 hold the learner's event log, a checkpoint of the full state every K events, the
@@ -37,8 +34,9 @@ The loss — kind, d and constants — comes from one of:
 
   --data FILE   a data set (CSV, LIBSVM or IDX) read with the data flags, as
                 "unlearn ingest --data" will read it (docs/data.md): the kind is
-                --kind (logistic by default, or regression), d the file's feature
-                count, λ --lambda. Only what fixes the loss is read: a CSV's
+                --kind (logistic by default, multinomial with --classes, or
+                regression), d the file's feature count, λ --lambda. Only what
+                fixes the loss is read (and the labels, for --classes all): a CSV's
                 header row and first data row, an IDX file's headers, a LIBSVM
                 file's first row — and the whole LIBSVM file once for the largest
                 index unless --d gives d (give --d if later files may use larger
@@ -47,15 +45,23 @@ The loss — kind, d and constants — comes from one of:
                 loss constants). A quadratic loss needs this (H0 and H1 are d×d
                 matrices).
   --kind logistic|regression --d N [--lambda L]
+  --kind multinomial --d N --k K [--lambda L]
                 written out from the flags.
 
 Every stream or data file ingested later must have the same kind, d and
 constants.
 
+--profile practitioner makes the store's learner the one a practitioner
+deploys (an intercept, standardized features, averaged iterates, damped pairs,
+a decaying step, progressive statistics; λ = 0.003 for a data set unless
+--lambda; docs/spec.md §2.1): every option is part of the state, so an exact
+forget replays it bit for bit. The paper profile is the default. Each option's
+flag overrides the profile.
+
 The checkpoint interval K trades storage (one full state every K events) against
 the cost of an exact forget (a replay of up to K events after the checkpoint
 before the oldest deleted sample, plus everything after it).`,
-		Example: `  unlearn init --store model --data patients.csv --label outcome --id name --tau 10
+		Example: `  unlearn init --store model --data patients.csv --label outcome --id name --profile practitioner
   unlearn ingest --store model --data patients.csv --label outcome --id name
 
   unlearn gen --kind logistic --events 10000 --out l.jsonl
@@ -65,17 +71,29 @@ before the oldest deleted sample, plus everything after it).`,
 			if dir == "" {
 				return flagError("store", "required")
 			}
+			if err := new(paths).dataFile("--data", data, &df).in("--header", headerFile).newStore("--store", dir).check(); err != nil {
+				return err
+			}
 			fl := cmd.Flags()
 			if data == "" {
 				if err := onlyWithData(fl, "kind", "d", "lambda"); err != nil {
 					return err
 				}
 			}
+			if err := lf.check(); err != nil {
+				return err
+			}
+			if err := lf.lambdaDefault(fl, &df); err != nil {
+				return err
+			}
 			var h stream.Header
 			switch {
 			case data != "" && headerFile != "":
 				return flagError("data", "give either --header or --data, not both")
 			case data != "":
+				if fl.Changed("k") {
+					return flagError("k", "only without --data (a data file's --classes gives the classes)")
+				}
 				var err error
 				if h, err = initDataHeader(fl, data, &df, kind, d); err != nil {
 					return err
@@ -94,28 +112,49 @@ before the oldest deleted sample, plus everything after it).`,
 				if kind != "" && stream.Kind(kind) != h.Kind {
 					return flagError("kind", "%q, but the header of %s says %q", kind, headerFile, h.Kind)
 				}
-			case kind == string(stream.KindLogistic), kind == string(stream.KindRegression):
+			case kind == string(stream.KindLogistic), kind == string(stream.KindRegression), kind == string(stream.KindMultinomial):
 				if d < 1 {
 					return flagError("d", "%d: must be at least 1 (required with --kind %s and no --header or --data)", d, kind)
 				}
 				h = stream.Header{Format: stream.FormatV1, Kind: stream.Kind(kind), D: d, Lambda: df.lambda}
+				if kind == string(stream.KindMultinomial) {
+					if k < 2 {
+						return flagError("k", "%d: the number of classes, at least 2 (required with --kind multinomial and no --header or --data)", k)
+					}
+					h.K = k
+				} else if fl.Changed("k") {
+					return flagError("k", "only with --kind multinomial")
+				}
 				if _, err := h.Loss(); err != nil {
+					var fe *stream.FieldError
+					if errors.As(err, &fe) && fe.Field == "k" {
+						return flagError("k", "%v", err)
+					}
 					return flagError("lambda", "%v", err)
 				}
 			case kind == string(stream.KindQuadratic):
 				return flagError("header", "required for --kind quadratic: H0 and H1 come from a stream file's header")
 			case kind == "":
-				return flagError("data", "required (or --header FILE, or --kind logistic|regression --d N)")
+				return flagError("data", "required (or --header FILE, or --kind logistic|regression|multinomial --d N)")
 			default:
-				return flagError("kind", "%q: want logistic, regression or quadratic", kind)
+				return flagError("kind", "%q: want logistic, multinomial, regression or quadratic", kind)
 			}
 			if every < 1 {
 				return flagError("checkpoint-every", "%d: must be at least 1", every)
 			}
-			cfg := olbfgs.Config{Dim: h.D, Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
-			certifiable.apply(&cfg)
-			if err := cfg.Validate(); err != nil {
+			cfg, err := lf.config(fl, h)
+			if err != nil {
 				return configFlagError(err)
+			}
+			from := ""
+			switch {
+			case headerFile != "":
+				from = "--header " + headerFile
+			case data != "" && !fl.Changed("lambda"):
+				from = "--data " + data
+			}
+			if err := firstStepsError(cfg, h, fl.Changed, from); err != nil {
+				return err
 			}
 			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every})
 			if err != nil {
@@ -126,7 +165,8 @@ before the oldest deleted sample, plus everything after it).`,
 			}
 			defer s.Close()
 			fmt.Fprintf(cmd.OutOrStdout(), "store %s: %s loss, d = %d, %sτ = %d, η = %.4g, γ0 = %.4g, checkpoint every %d events\n",
-				dir, h.Kind, h.D, lambdaNote(h), tau, eta, gamma0, every)
+				dir, h.Kind, h.D, lambdaNote(h), cfg.Memory, cfg.StepSize, cfg.InitialScale, every)
+			fmt.Fprintln(cmd.OutOrStdout(), optionsSummary(cfg))
 			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
 			if data != "" && !fl.Changed("d") {
 				if f, err := dataset.DetectFormat(data, dataset.Options{Format: dataset.Format(df.format)}); err == nil && f == dataset.LIBSVM {
@@ -138,16 +178,13 @@ before the oldest deleted sample, plus everything after it).`,
 		},
 	}
 	f := cmd.Flags()
-	certifiable.register(f)
+	lf.register(f)
 	f.StringVar(&dir, "store", "", "store directory to create (required)")
 	f.StringVar(&data, "data", "", "data set (CSV, LIBSVM or IDX; the data flags say how to read it) whose loss the store takes: kind, d (its features) and λ")
 	f.StringVar(&headerFile, "header", "", "stream file whose header defines the loss")
-	f.StringVar(&kind, "kind", "", "loss kind: logistic or regression (with --d, --lambda, or with --data: default logistic), or quadratic (needs --header)")
-	f.IntVar(&d, "d", 0, "dimension d (--kind without --header; with --data, a LIBSVM file's d: 0 for its largest index)")
-	f.IntVar(&tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
-	f.Float64Var(&eta, "eta", olbfgs.DefaultStepSize, "step size η")
-	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
-	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
+	f.StringVar(&kind, "kind", "", "loss kind: logistic, multinomial or regression (with --d, --lambda, or with --data: default logistic), or quadratic (needs --header)")
+	f.IntVar(&d, "d", 0, "feature dimension d (--kind without --header; with --data, a LIBSVM file's d: 0 for its largest index)")
+	f.IntVar(&k, "k", 0, "number of classes K of --kind multinomial without --header or --data")
 	f.IntVar(&every, "checkpoint-every", store.DefaultCheckpointEvery, "checkpoint interval K in events")
 	df.add(f, ownKindAndD) // --lambda is the data flags' (the same default, 0.05)
 	return cmd
@@ -170,7 +207,7 @@ func initDataHeader(fl *pflag.FlagSet, path string, df *dataFlags, kind string, 
 	df.kind, df.d = "", 0
 	if fl.Changed("kind") {
 		if kind == string(stream.KindQuadratic) {
-			return stream.Header{}, flagError("kind", "quadratic: a data file has no quadratic loss (want logistic or regression)")
+			return stream.Header{}, flagError("kind", "quadratic: a data file has no quadratic loss (want logistic, multinomial or regression)")
 		}
 		df.kind = kind
 	}

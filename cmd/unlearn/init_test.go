@@ -132,7 +132,7 @@ func TestInitDataErrors(t *testing.T) {
 		{"bad first row", []string{"--data", bad, "--label", "y"}, "--data " + bad + ": line 2, field 1 (\"a\")"},
 		{"real label for logistic", []string{"--data", real, "--label", "y"}, "--data " + real + ": line 2, field 2 (\"y\")"},
 		{"missing file", []string{"--data", filepath.Join(dir, "none.csv"), "--label", "y"}, "--data"},
-		{"nothing", nil, "--data: required (or --header FILE, or --kind logistic|regression --d N)"},
+		{"nothing", nil, "--data: required (or --header FILE, or --kind logistic|regression|multinomial --d N)"},
 		{"regression without d", []string{"--kind", "regression"}, "--d: 0: must be at least 1"},
 		{"bad tau", []string{"--data", real, "--label", "y", "--kind", "regression", "--tau", "-1"}, "--tau"},
 	} {

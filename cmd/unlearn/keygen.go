@@ -40,6 +40,9 @@ up: a lost key cannot append to its ledgers, a leaked one can sign anything.`,
 			if strings.HasSuffix(out, sign.SecretSuffix) || strings.HasSuffix(out, sign.PublicSuffix) {
 				return flagError("out", "%q: give the name without %s or %s (keygen writes both)", out, sign.SecretSuffix, sign.PublicSuffix)
 			}
+			if err := new(paths).out("--out", out+sign.SecretSuffix).out("--out", out+sign.PublicSuffix).check(); err != nil {
+				return err
+			}
 			s, err := sign.Generate()
 			if err != nil {
 				return err

@@ -16,6 +16,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"unlearn/olbfgs"
+	"unlearn/stream"
 )
 
 // version is the toolkit version recorded in outputs; it is overridden at
@@ -84,6 +85,36 @@ func flagError(name string, format string, args ...any) error {
 	return usageError{fmt.Errorf("--%s: %s", name, fmt.Sprintf(format, args...))}
 }
 
+// firstStepsError checks that a learner configured as cfg can take a
+// finite, meaningful first step on the loss of header h
+// (olbfgs.Config.CheckFirstSteps), and turns a refusal into an error
+// naming what the user wrote: the flag that sets the field — of η, γ₀ and
+// λ, whose product is refused together, the one given on the command line
+// — or, for the loss's constants, the file whose header holds them (from,
+// such as "--header q.jsonl"; "" when they come from flags).
+func firstStepsError(cfg olbfgs.Config, h stream.Header, changed func(string) bool, from string) error {
+	err := cfg.CheckFirstSteps(h)
+	var ce *olbfgs.ConfigError
+	if !errors.As(err, &ce) {
+		return err
+	}
+	switch ce.Field {
+	case "Loss.Lambda", "Loss.H0":
+		if from == "" || (ce.Field == "Loss.Lambda" && changed("lambda")) {
+			return flagError("lambda", "%v: %s", ce.Value, ce.Want)
+		}
+		return usageError{fmt.Errorf("%s: the header's loss (curvature floor μ = %v): %s", from, ce.Value, ce.Want)}
+	case "StepSize":
+		for _, name := range []string{"eta", "gamma0", "lambda"} {
+			if changed(name) {
+				return flagError(name, "%s", ce.Want)
+			}
+		}
+		return flagError("eta", "%s", ce.Want)
+	}
+	return configFlagError(err)
+}
+
 // configFlagError turns an olbfgs configuration error into an error naming
 // the command-line flag that sets the field.
 func configFlagError(err error) error {
@@ -96,6 +127,12 @@ func configFlagError(err error) error {
 		"InitialScale": "gamma0", "CurvatureTol": "curvature-tol",
 		"Radius": "radius", "SampleBound": "sample-bound",
 		"PairAngle": "pair-angle", "PairMin": "pair-min", "PairMax": "pair-max",
+		"Intercept": "intercept", "RidgeIntercept": "ridge-intercept", "Standardize": "standardize",
+		"Average": "average", "AverageStart": "average-start", "AveragePower": "average-power", "Damping": "damping",
+		"StepDecay": "step-decay", "StepPower": "step-power", "Progress": "progress",
 	}[ce.Field]
+	if flag == "" {
+		return err
+	}
 	return flagError(flag, "%v: %s", ce.Value, ce.Want)
 }

@@ -34,6 +34,13 @@ into DIR/report (see "unlearn report"; --no-report skips it).`,
 			if out == "" {
 				return flagError("out", "required")
 			}
+			fs := new(paths)
+			for i, d := range dirs {
+				fs.inDir(fmt.Sprintf("argument %d", i+1), d)
+			}
+			if err := fs.outDir("--out", out).check(); err != nil {
+				return err
+			}
 			parts := make([]*experiment.Results, len(dirs))
 			for i, d := range dirs {
 				r, err := experiment.ReadResults(d)

@@ -79,6 +79,14 @@ experiments only.`,
 			if ledgerFile != "" && keyFile == "" {
 				return flagError("key", "required with --ledger: the ledger entry is signed with it")
 			}
+			// Checked before the store is opened and anything charged.
+			fs := new(paths).store("--store", dir).in("--key", keyFile).ledger("--ledger", ledgerFile)
+			if own := filepath.Join(dir, storeLedger); ledgerFile == "" && fileExists(own) {
+				fs.ledger("--ledger (the store's own)", own)
+			}
+			if err := fs.out("--out", out).out("--certificate", certFile).check(); err != nil {
+				return err
+			}
 			spec := certify.Spec{Epsilon: epsilon, Delta: delta, Toolkit: "unlearn " + version}
 			var err error
 			if spec.Calibration, err = noise.ParseCalibration(calibration); err != nil {

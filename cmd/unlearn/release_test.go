@@ -131,7 +131,7 @@ func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "r.json"),
 		"--certificate", filepath.Join(dir, "c.json"), "--insecure-seeded", "1", "--no-ledger")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "alpha        0.41887 (derived, proved)")
+	require.Contains(t, out, "alpha        0.418869 (derived, proved)")
 	require.Contains(t, out, "path: derived\n")
 	require.NotContains(t, out, "bound by")
 	require.Contains(t, out, "‖w‖ ≤ W' = 2")

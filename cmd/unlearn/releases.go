@@ -43,6 +43,9 @@ that deletion), stays. Copies published elsewhere cannot be recalled.`,
 			if !get && (out != "" || certFile != "") {
 				return flagError("get", "required with --out and --certificate: the id of the release to fetch")
 			}
+			if err := new(paths).store("--store", dir).out("--out", out).out("--certificate", certFile).check(); err != nil {
+				return err
+			}
 			s, err := openStore(dir)
 			if err != nil {
 				return err

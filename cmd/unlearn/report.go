@@ -54,6 +54,15 @@ their results by default (--no-report to skip).`,
 			if out == "" {
 				out = defaultReportDir(path, fi.IsDir())
 			}
+			fs := new(paths)
+			if fi.IsDir() {
+				fs.inDir("argument 1", path)
+			} else {
+				fs.in("argument 1", path).in("argument 1 (its series)", filepath.Join(filepath.Dir(path), experiment.SeriesFileName(path)))
+			}
+			if err := fs.outDir("--out", out).check(); err != nil {
+				return err
+			}
 			start := time.Now()
 			var rep *report.Report
 			if fi.IsDir() {

@@ -125,7 +125,16 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 				return flagError("horizon", "%d must be non-negative (0: T − t_del)", horizon)
 			}
 			// Check the outputs before computing: a long run must not fail
-			// at the end on a missing or read-only folder.
+			// at the end on a missing or read-only folder, nor write over
+			// its inputs.
+			fs := new(paths).in("--stream", in).dataFile("--data", data, &df).in("--probes", probesFile).
+				out("--out", out).mapping(out, data).out("--series-csv", seriesCSV)
+			if out != "" {
+				fs.out("--out (its series)", filepath.Join(filepath.Dir(out), experiment.SeriesFileName(out)))
+			}
+			if err := fs.check(); err != nil {
+				return err
+			}
 			for _, o := range []struct{ flag, path string }{{"out", out}, {"series-csv", seriesCSV}} {
 				if o.path == "" {
 					continue

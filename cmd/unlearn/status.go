@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"unlearn/certify"
+	"unlearn/olbfgs"
 	"unlearn/store"
 	"unlearn/stream"
 )
@@ -33,6 +34,11 @@ requests are listed with what such a release must cover.
 forgot, the intervention and whether a later exact request resolved it, the
 events replayed, and each stored release it erased with the reason (the
 forgotten sample's log position at or before the release's).
+
+With progressive statistics (init --progress, on in the practitioner profile)
+it prints the loss and accuracy of predicting each insert before training on
+it, overall and over the last 1000, and warns when the model does worse than the
+zero model or predicts a single class.
 
 It also shows the certifiable-learner settings (init --radius, --sample-bound,
 the pair guard) or says that the store is not certifiable (a noised release
@@ -81,8 +87,14 @@ verified exactly, the check says so instead of OK.`,
 					float64(st.Bytes)/1e6, float64(st.LogBytes)/1e6, float64(st.CheckpointBytes)/1e6, float64(st.StateBytes)/1e6, float64(st.ReleaseBytes)/1e6)
 				fmt.Fprintf(out, "learner: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
 					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
+				if c.HasOptions() {
+					fmt.Fprintln(out, optionsSummary(c))
+				}
 				fmt.Fprintln(out, certifiableSummary(c))
 				fmt.Fprintf(out, "log: %d events, head seq %d; state has applied %d events\n", st.Events, st.Head, st.T)
+				if st.HasProgress {
+					printProgressOf(out, cmd.ErrOrStderr(), st.Progress, s.Header())
+				}
 				if st.Erased > 0 {
 					fmt.Fprintf(out, "     %s kept without payload (erased by approximate forgets; the rows count the state's steps until an exact replay drops them)\n",
 						plural(st.Erased, "event", "events"))
@@ -174,6 +186,44 @@ type statusJSON struct {
 	Certifiable bool `json:"certifiable"`
 	// History is every request served, oldest first (--requests only).
 	History []requestJSON `json:"requests_history,omitempty"`
+	// Progress is the state's progressive statistics, when the learner
+	// keeps them (olbfgs.Config.Progress).
+	Progress *progressJSON `json:"progress,omitempty"`
+}
+
+// progressJSON is olbfgs.Progress with snake_case names, its means and
+// its diagnosis.
+type progressJSON struct {
+	N               int       `json:"n"`
+	MeanLoss        float64   `json:"mean_loss"`
+	Accuracy        *float64  `json:"accuracy"` // null for a regression
+	RecentLoss      float64   `json:"recent_loss"`
+	RecentZeroLoss  float64   `json:"recent_zero_loss"`
+	RecentAccuracy  *float64  `json:"recent_accuracy"`
+	RecentPredicted []float64 `json:"recent_predicted"`
+	RecentLabels    []float64 `json:"recent_labels"`
+	Diverged        bool      `json:"diverged"`
+	SingleClass     *int      `json:"single_class"` // the class index, or null
+}
+
+func newProgressJSON(p olbfgs.Progress) *progressJSON {
+	out := &progressJSON{N: p.N, RecentLoss: p.RecentLoss, RecentZeroLoss: p.RecentZeroLoss,
+		RecentPredicted: p.RecentPredicted, RecentLabels: p.RecentLabels}
+	if p.N > 0 {
+		out.MeanLoss = p.MeanLoss()
+	}
+	if acc, ok := p.Accuracy(); ok {
+		out.Accuracy, out.RecentAccuracy = &acc, &p.RecentAccuracy
+	}
+	if out.RecentPredicted == nil {
+		out.RecentPredicted, out.RecentLabels = []float64{}, []float64{}
+	}
+	d := p.Diagnose()
+	out.Diverged = d.Diverged
+	if d.SingleClass {
+		out.SingleClass = &d.Class
+	}
+	return out
 }
 
 // requestJSON is a store.Request with snake_case names.
@@ -208,6 +258,9 @@ func newStatusJSON(st store.Status) statusJSON {
 	}
 	for _, r := range st.Pending {
 		out.Pending = append(out.Pending, newRequestJSON(r))
+	}
+	if st.HasProgress {
+		out.Progress = newProgressJSON(st.Progress)
 	}
 	return out
 }

@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 
 	"github.com/spf13/cobra"
 	"gonum.org/v1/gonum/floats"
@@ -17,13 +16,9 @@ import (
 func newTrainCmd() *cobra.Command {
 	var (
 		in, out, data string
-		tau, upTo     int
-		eta, gamma0   float64
-		curvatureTol  float64
-	)
-	var (
-		certifiable certifiableFlags
-		df          dataFlags
+		upTo          int
+		lf            learnerFlags
+		df            dataFlags
 	)
 	cmd := &cobra.Command{
 		Use:   "train (--stream FILE | --data FILE) --out FILE",
@@ -40,8 +35,25 @@ convert" reads it, with the same flags (--format, --label, --id, --kind,
 bit. The file is streamed (memory does not grow with its length) unless
 --shuffle-seed asks for a seeded order, which holds the selected rows (at most
 --events of them). String ids are mapped to row numbers, the mapping written
-beside --out as OUT.ids.csv. Errors name the file, line and column.`,
+beside --out as OUT.ids.csv. Errors name the file, line and column.
+
+--profile practitioner trains the model a practitioner deploys (docs/spec.md
+§2.1): an intercept, features standardized online, averaged iterates (weighted
+to forget the early ones), damped
+curvature pairs, η = 0.1 decaying as η·(1 + 0.0003·t)^(−3/4), λ = 0.003 for a data
+set (unless --lambda), and progressive statistics — every option part of the
+state, so a forget replays it exactly. --profile paper (the default) is the
+paper's learner, bit for bit. Each option's flag overrides the profile.
+
+With progressive statistics (--progress, on in the practitioner profile) train
+prints the loss and accuracy of predicting each insert before training on it,
+and warns when the model does worse than the zero model or predicts one class.
+Whatever the options, it then scores up to 1000 rows of the data (the first of
+a data file, the last inserts of a stream) with the trained model and warns
+when it predicts a single class on them.`,
 		Example: `  unlearn gen --out q.jsonl && unlearn train --stream q.jsonl --out state.json
+  unlearn train --data train-images-idx3-ubyte.gz --classes 0,6 --profile practitioner --out fm.state.json
+  unlearn train --data train-images-idx3-ubyte.gz --kind multinomial --classes all --profile practitioner --out fm10.state.json
   unlearn train --data heart_scale --format libsvm --tau 10 --out heart.state.json
   unlearn train --data patients.csv --label outcome --id name --out state.json`,
 		Args: cobra.NoArgs,
@@ -59,20 +71,20 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if out == "" {
 				return flagError("out", "required")
 			}
-			// As run and decay: τ ≥ 1 and η > 0, never 0 for "default".
-			if tau < 1 {
-				return flagError("tau", "%d must be at least 1", tau)
+			if err := new(paths).in("--stream", in).dataFile("--data", data, &df).out("--out", out).mapping(out, data).check(); err != nil {
+				return err
 			}
-			if !(eta > 0) || math.IsInf(eta, 0) {
-				return flagError("eta", "%v must be positive and finite", eta)
+			if err := lf.check(); err != nil {
+				return err
 			}
 			if upTo < 0 {
 				return flagError("events", "%d must be non-negative (0: all)", upTo)
 			}
-			cfg := olbfgs.Config{Memory: tau, StepSize: eta, InitialScale: gamma0, CurvatureTol: curvatureTol}
-			certifiable.apply(&cfg)
 			if data != "" {
-				return trainData(cmd, data, out, &df, upTo, cfg)
+				if err := lf.lambdaDefault(cmd.Flags(), &df); err != nil {
+					return err
+				}
+				return trainData(cmd, data, out, &df, upTo, &lf)
 			}
 			if err := notADataFile("--stream", in); err != nil {
 				return err
@@ -88,31 +100,44 @@ beside --out as OUT.ids.csv. Errors name the file, line and column.`,
 			if upTo > 0 {
 				events = events[:upTo]
 			}
-			cfg.Dim = h.Header.D
-			if err := cfg.Validate(); err != nil {
+			cfg, err := lf.config(cmd.Flags(), h.Header)
+			if err != nil {
 				var ce *olbfgs.ConfigError
 				if errors.As(err, &ce) && ce.Field == "Dim" {
 					return fmt.Errorf("%s: header field \"d\": %w", in, err)
 				}
-				return configFlagError(err)
+				return err
+			}
+			if err := firstStepsError(cfg, h.Header, cmd.Flags().Changed, "--stream "+in); err != nil {
+				return err
 			}
 			l, err := olbfgs.Replay(cfg, h.Loss, events)
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
 			}
-			return writeTrained(cmd, out, l, h.Header)
+			if err := writeTrained(cmd, out, l, h.Header); err != nil {
+				return err
+			}
+			// The last inserts, newest first, for the check of the model.
+			i := len(events)
+			warnSingleClass(cmd.ErrOrStderr(), l, h.Header, func() (stream.Sample, bool) {
+				for i > 0 {
+					i--
+					if events[i].Op == stream.Insert {
+						return events[i].Sample, true
+					}
+				}
+				return stream.Sample{}, false
+			})
+			return nil
 		},
 	}
 	f := cmd.Flags()
 	f.StringVar(&in, "stream", "", "input stream file (this or --data is required)")
 	f.StringVar(&data, "data", "", "train on this data set (CSV, LIBSVM or IDX; the data flags below say how to read it) instead of a stream file")
 	f.StringVarP(&out, "out", "o", "", "output state snapshot (required)")
-	f.IntVar(&tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
-	f.Float64Var(&eta, "eta", olbfgs.DefaultStepSize, "step size η")
-	f.Float64Var(&gamma0, "gamma0", olbfgs.DefaultInitialScale, "initial inverse-Hessian scale γ0 (empty memory)")
-	f.Float64Var(&curvatureTol, "curvature-tol", olbfgs.DefaultCurvatureTol, "relative curvature guard: store a pair only if sᵀy > tol·‖s‖‖y‖")
+	lf.register(f)
 	f.IntVar(&upTo, "events", 0, "replay only the first N events (0: all)")
-	certifiable.register(f)
 	df.keys = mappingBesideOut
 	df.add(f, withShuffle)
 	return cmd
@@ -128,6 +153,10 @@ func writeTrained(cmd *cobra.Command, out string, l *olbfgs.Learner, hdr stream.
 	fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s\n", out)
 	fmt.Fprintf(cmd.OutOrStdout(), "events %d, pairs %d/%d (%d rejected by the curvature guard), deleted %d, ‖w‖ = %.4g\n",
 		l.T(), l.Memory().Len(), l.Config().Memory, l.Skipped(), len(l.Deleted()), floats.Norm(l.W(), 2))
+	if l.Config().HasOptions() {
+		fmt.Fprintln(cmd.OutOrStdout(), optionsSummary(l.Config()))
+	}
+	printProgress(cmd.OutOrStdout(), cmd.ErrOrStderr(), l, hdr)
 	return nil
 }
 
@@ -135,7 +164,7 @@ func writeTrained(cmd *cobra.Command, out string, l *olbfgs.Learner, hdr stream.
 // through the learner one step at a time (as olbfgs.Replay steps through a
 // slice, so the state is that of training on the converted stream).
 // --events N reads only the first N selected rows.
-func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cfg olbfgs.Config) error {
+func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, lf *learnerFlags) error {
 	opts, err := df.options(cmd.Flags())
 	if err != nil {
 		return err
@@ -146,13 +175,16 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cf
 		return err
 	}
 	defer r.Close()
-	cfg.Dim = hdr.D
-	if err := cfg.Validate(); err != nil {
+	cfg, err := lf.config(cmd.Flags(), hdr)
+	if err != nil {
 		var ce *olbfgs.ConfigError
 		if errors.As(err, &ce) && ce.Field == "Dim" {
 			return fmt.Errorf("--data %s: d: %w", path, err)
 		}
-		return configFlagError(err)
+		return err
+	}
+	if err := firstStepsError(cfg, hdr, cmd.Flags().Changed, ""); err != nil {
+		return err
 	}
 	loss, err := hdr.Loss()
 	if err != nil {
@@ -183,5 +215,25 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, cf
 	if err := writeTrained(cmd, out, l, hdr); err != nil {
 		return err
 	}
-	return writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), r.Mapping())
+	if err := writeMapping(cmd.ErrOrStderr(), dataset.MappingFile(out), r.Mapping()); err != nil {
+		return err
+	}
+	checkTrainedOnData(cmd, l, hdr, path, opts)
+	return nil
+}
+
+// checkTrainedOnData warns when the trained model predicts a single class
+// on the first rows of the data file (read again, in file order; a read
+// error only skips the check).
+func checkTrainedOnData(cmd *cobra.Command, l *olbfgs.Learner, hdr stream.Header, path string, opts dataset.Options) {
+	opts.Shuffle, opts.Limit = nil, finalCheckRows
+	_, r, err := dataset.Open(path, opts)
+	if err != nil {
+		return
+	}
+	defer r.Close()
+	warnSingleClass(cmd.ErrOrStderr(), l, hdr, func() (stream.Sample, bool) {
+		e, err := r.Next()
+		return e.Sample, err == nil
+	})
 }

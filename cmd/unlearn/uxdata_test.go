@@ -55,7 +55,8 @@ func TestEvaluateData(t *testing.T) {
 	}{
 		{"kind mismatch", []string{"--data", files["csv"][0], "--label", "label", "--id", "name", "--kind", "regression"}, "--kind: regression, but the model's loss is logistic"},
 		{"lambda mismatch", []string{"--data", files["csv"][0], "--label", "label", "--id", "name", "--lambda", "0.5"}, "--lambda: 0.5, but the model's λ is 0.05"},
-		{"d mismatch", []string{"--data", files["libsvm"][0]}, "line 1, column 12: index 6 exceeds d = 3"}, // d is the model's
+		{"format mismatch", []string{"--data", files["libsvm"][0]}, "format: the model expects CSV data, the data has LIBSVM data"},
+		{"d mismatch", []string{"--data", files["libsvm"][0], "--force-features"}, "line 1, column 12: index 6 exceeds d = 3"}, // d is the model's
 		{"data flag with a stream", []string{"--stream", filepath.Join(dir, "csv.jsonl"), "--label", "label"}, "--label: only with --data"},
 		{"both", []string{"--stream", "a.jsonl", "--data", "b.csv"}, "--data: give either --data or --stream"},
 		{"neither", nil, "--data: required"},
@@ -191,7 +192,7 @@ func TestIngestDataLossFromStore(t *testing.T) {
 	}{
 		{"lambda", []string{"--store", stores["implicit"], "--data", c[0], "--lambda", "0.05", "--id-offset", "100"}, "--lambda: 0.05, but the store's λ is 0.1"},
 		{"kind", []string{"--store", stores["implicit"], "--data", c[0], "--kind", "logistic", "--id-offset", "100"}, "--kind: logistic, but the store's loss is regression"},
-		{"quadratic store", []string{"--store", stores["quadratic"], "--data", c[0]}, "the store's loss is quadratic; a data file's is logistic or regression"},
+		{"quadratic store", []string{"--store", stores["quadratic"], "--data", c[0]}, "the store's loss is quadratic; a data file's is logistic, multinomial or regression"},
 	} {
 		t.Run(e.name, func(t *testing.T) {
 			_, err := runCLI(t, append(append([]string{"ingest"}, e.args...), c[1:]...)...)
@@ -199,7 +200,7 @@ func TestIngestDataLossFromStore(t *testing.T) {
 		})
 	}
 	_, err = runCLI(t, "ingest", "--store", stores["implicit"], "--data", files["libsvm"][0], "--d", "14", "--id-offset", "100")
-	require.ErrorContains(t, err, "d = 14 (the file's features), but the store's d is 3")
+	require.ErrorContains(t, err, "--d: 14, but the store's d is 3")
 }
 
 // TestRunDeletedKeys: run --data with a CSV of string ids takes keys in

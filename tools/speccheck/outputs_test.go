@@ -24,6 +24,7 @@ import (
 type outputs struct {
 	streams      map[string][]byte // stream files by kind, JSON Lines
 	snapshots    map[string][]byte // olbfgs-state/v1
+	snapshotsV2  map[string][]byte // olbfgs-state/v2
 	records      map[string][]byte // unlearn-run/v1
 	certificates map[string][]byte // unlearn-certificate/v2
 	releases     map[string][]byte // unlearn-release/v1, by the name of their certificate
@@ -31,6 +32,11 @@ type outputs struct {
 	keys         map[string][]byte // unlearn-public-key/v1 and unlearn-secret-key/v1, by kind
 	accountants  map[string][]byte // unlearn-accountant/v2
 	manifests    map[string][]byte // unlearn-results/v1
+	evaluations  map[string][]byte // unlearn-evaluation/v1
+	predictions  map[string][]byte // unlearn predict --json, JSON Lines
+	receipts     map[string][]byte // unlearn-receipt/v1 envelopes, by path
+	// receiptPayloads are the receipts the envelopes carry, by path.
+	receiptPayloads map[string][]byte
 	// key signed some certificates and the ledgers; publicKey verifies
 	// them.
 	key       *sign.Secret
@@ -53,9 +59,10 @@ func realOutputs(t testing.TB) *outputs {
 
 func makeOutputs() (*outputs, error) {
 	o := &outputs{
-		streams: map[string][]byte{}, snapshots: map[string][]byte{}, records: map[string][]byte{},
+		streams: map[string][]byte{}, snapshots: map[string][]byte{}, snapshotsV2: map[string][]byte{}, records: map[string][]byte{},
 		certificates: map[string][]byte{}, releases: map[string][]byte{}, ledgers: map[string][]byte{},
 		keys: map[string][]byte{}, accountants: map[string][]byte{}, manifests: map[string][]byte{},
+		evaluations: map[string][]byte{}, predictions: map[string][]byte{},
 	}
 	// Streams from both generators, plus a stream with delete events.
 	q, err := stream.GenerateQuadratic(stream.QuadraticOptions{D: 3, T: 40, Seed: 7})
@@ -69,7 +76,11 @@ func makeOutputs() (*outputs, error) {
 	withDeletes := &stream.History{Header: q.Header, Loss: q.Loss,
 		Events: append(append([]stream.Event{}, q.Events[:30]...), stream.DeleteEvent(4), stream.DeleteEvent(29))}
 	withDeletes.Events = append(withDeletes.Events, q.Events[30:]...)
-	for name, h := range map[string]*stream.History{"quadratic": q, "logistic": l, "quadratic-deletes": withDeletes} {
+	multi, err := multinomialHistory()
+	if err != nil {
+		return nil, err
+	}
+	for name, h := range map[string]*stream.History{"quadratic": q, "logistic": l, "quadratic-deletes": withDeletes, "multinomial": multi} {
 		var b bytes.Buffer
 		if err := stream.Write(&b, h); err != nil {
 			return nil, err
@@ -94,6 +105,26 @@ func makeOutputs() (*outputs, error) {
 			return nil, err
 		}
 		o.snapshots[name] = snap
+	}
+	// Snapshots of learners with options (format v2): the practitioner's
+	// profile on the logistic stream, and a multinomial learner with and
+	// without options.
+	for name, c := range map[string]struct {
+		h        *stream.History
+		practice bool
+	}{"practitioner": {l, true}, "multinomial": {multi, false}, "multinomial-practitioner": {multi, true}} {
+		cfg := olbfgs.DefaultConfig(c.h.Header.D).ForLoss(c.h.Loss)
+		cfg.Memory = 4
+		if c.practice {
+			cfg = cfg.Practitioner()
+		}
+		lr, err := olbfgs.Replay(cfg, c.h.Loss, c.h.Events)
+		if err != nil {
+			return nil, err
+		}
+		if o.snapshotsV2[name], err = olbfgs.MarshalSnapshot(lr, c.h.Header); err != nil {
+			return nil, err
+		}
 	}
 
 	// Run records: a generated stream with series, a stream file.
@@ -169,6 +200,12 @@ func makeOutputs() (*outputs, error) {
 		return nil, err
 	}
 
+	// A model in use: releases with a data contract, evaluations,
+	// predictions.
+	if err := makeModelOutputs(o, dir); err != nil {
+		return nil, err
+	}
+
 	// Accountants: empty, and after charging every certified release.
 	acc, err := certify.NewAccountant(certify.Budget{Epsilon: 8, Delta: 1e-4})
 	if err != nil {
@@ -183,6 +220,9 @@ func makeOutputs() (*outputs, error) {
 		}
 	}
 	if o.accountants["spent"], err = json.Marshal(acc); err != nil {
+		return nil, err
+	}
+	if err := addReceipts(o); err != nil {
 		return nil, err
 	}
 	return o, nil
@@ -206,9 +246,28 @@ func TestDumpOutputs(t *testing.T) {
 		"stream": o.streams, "snapshot": o.snapshots, "record": o.records,
 		"certificate": o.certificates, "release": o.releases, "ledger": o.ledgers,
 		"key": o.keys, "accountant": o.accountants, "manifest": o.manifests,
+		"evaluation": o.evaluations, "predictions": o.predictions,
+		"receipt": o.receipts, "receipt-payload": o.receiptPayloads,
 	} {
 		for name, b := range m {
 			require.NoError(t, os.WriteFile(filepath.Join(dir, kind+"-"+name+".json"), b, 0o644))
 		}
 	}
+}
+
+// multinomialHistory is a small three-class stream with a sparse insert
+// and a delete.
+func multinomialHistory() (*stream.History, error) {
+	m, err := stream.NewMultinomial(3, 3, 0.01)
+	if err != nil {
+		return nil, err
+	}
+	var events []stream.Event
+	for i := range 30 {
+		x := []float64{float64(i%3) + 0.1*float64(i), float64(i % 5), 1 - 0.05*float64(i)}
+		events = append(events, stream.InsertEvent(int64(i+1), x, float64(i%3)))
+	}
+	events = append(events, stream.Event{Op: stream.Insert, ID: 31, Sample: stream.SparseSample([]int32{0, 2}, []float64{2, -1}, 2)},
+		stream.DeleteEvent(5))
+	return stream.NewHistory(m.Header(), events)
 }

@@ -1,0 +1,241 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/stretchr/testify/require"
+)
+
+// sweepChild is the environment variable that makes
+// TestHostileNumericFlags run the sweep itself (in a child process of the
+// test binary, watched by the parent).
+const sweepChild = "UNLEARN_SWEEP_CHILD"
+
+// Hostile values of each flag type: not-a-number, infinities, zero,
+// negative, huge, subnormal and the integer extremes.
+var hostileValues = map[string][]string{
+	"float64":      {"NaN", "+Inf", "-Inf", "0", "-1", "1e308", "5e-324"},
+	"int":          {"0", "-1", "9223372036854775807", "-9223372036854775808", "2147483648"},
+	"int64":        {"0", "-1", "9223372036854775807", "-9223372036854775808", "2147483648"},
+	"uint64":       {"0", "18446744073709551615"},
+	"intSlice":     {"0", "-1", "9223372036854775807", "2147483648"},
+	"int64Slice":   {"0", "-1", "9223372036854775807"},
+	"uintSlice":    {"0", "18446744073709551615"},
+	"float64Slice": {"NaN", "+Inf", "0", "-1", "1e308", "5e-324"},
+}
+
+// TestHostileNumericFlags sweeps every numeric flag of every command with
+// hostile values (NaN, ±Inf, 0, negative, huge, subnormal,
+// 9223372036854775807, …), each on a small valid invocation of its
+// command: nothing may panic, run out of memory or hang; an error or a
+// result are both fine. The sweep runs in a child process; the parent
+// kills it if its resident memory passes 3 GiB (the race detector's
+// shadow memory included) or it runs past 5 minutes, naming the case it
+// was in. Each case must also finish within 20 s. (The bases are small:
+// the sweep's 1,300 cases take about 18 s under the race detector.)
+func TestHostileNumericFlags(t *testing.T) {
+	if os.Getenv(sweepChild) != "" {
+		runSweep(t)
+		return
+	}
+	if runtime.GOOS != "linux" {
+		t.Skip("the watchdog reads /proc")
+	}
+	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileNumericFlags$", "-test.v")
+	cmd.Env = append(os.Environ(), sweepChild+"=1")
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	cmd.Stderr = cmd.Stdout
+	require.NoError(t, cmd.Start())
+	lines := make(chan string, 1024)
+	go func() {
+		sc := bufio.NewScanner(out)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		for sc.Scan() {
+			lines <- sc.Text()
+		}
+		close(lines)
+	}()
+	var last string
+	var log []string
+	deadline := time.Now().Add(5 * time.Minute)
+	tick := time.NewTicker(50 * time.Millisecond)
+	defer tick.Stop()
+	for done := false; !done; {
+		select {
+		case l, ok := <-lines:
+			if !ok {
+				done = true
+				break
+			}
+			if strings.HasPrefix(l, "case ") {
+				last = l
+			} else {
+				log = append(log, l)
+			}
+		case <-tick.C:
+			if rss := residentKiB(cmd.Process.Pid); rss > 3<<20 {
+				cmd.Process.Kill()
+				t.Fatalf("the sweep used %d MiB of memory in %s", rss>>10, last)
+			}
+			if time.Now().After(deadline) {
+				cmd.Process.Kill()
+				t.Fatalf("the sweep ran past 5 minutes, in %s", last)
+			}
+		}
+	}
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("the sweep failed (last %s): %v\n%s", last, err, strings.Join(log, "\n"))
+	}
+}
+
+// residentKiB returns the resident memory of process pid (VmRSS), or 0.
+func residentKiB(pid int) int {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		return 0
+	}
+	for _, l := range strings.Split(string(b), "\n") {
+		if v, ok := strings.CutPrefix(l, "VmRSS:"); ok {
+			n, _ := strconv.Atoi(strings.Fields(v)[0])
+			return n
+		}
+	}
+	return 0
+}
+
+// sweepBases are small valid invocations of each command ("@" is a fresh
+// output path, "@dir" a fresh output folder).
+func sweepBases() map[string][][]string {
+	eps := []string{"--epsilon", "1", "--delta", "1e-5"}
+	cat := func(parts ...[]string) []string {
+		var out []string
+		for _, p := range parts {
+			out = append(out, p...)
+		}
+		return out
+	}
+	data := []string{"--data", "d.csv", "--label", "y"}
+	return map[string][][]string{
+		"gen":      {{"--events", "20", "--d", "3", "--out", "@"}},
+		"train":    {{"--stream", "l.jsonl", "--out", "@"}, cat(data, []string{"--out", "@"})},
+		"run":      {{"--stream", "l.jsonl", "--t-del", "10", "--horizon", "10"}, cat(data, []string{"--t-del", "6"})},
+		"decay":    {{"--kind", "quadratic", "--tau", "3", "--mode", "recent", "--kappa", "10", "--seed", "1", "--events", "60", "--t-del", "20", "--horizon", "20", "--d", "3", "--mq", "2", "--no-report", "--out", "@dir"}},
+		"bench":    {cat(data, []string{"--taus", "3,4", "--seeds", "1", "--modes", "recent", "--events", "12", "--t-del", "6", "--mq", "2", "--shard", "0/2", "--no-report", "--out", "@dir"})},
+		"bound":    {{"--G", "1", "--hmin", "0.5", "--hmax", "1", "--constants-source", "assumed", "--rho", "0.5", "--ages", "3", "--horizon", "5"}},
+		"budget":   {{"--ledger", "@", "--init", "--epsilon", "1", "--delta", "1e-5", "--key", "certifier.key"}},
+		"certify":  {cat([]string{"--state", "state.json", "--out", "@", "--certificate", "@", "--insecure-seeded", "1"}, eps), cat([]string{"--state", "state.json", "--stream", "l.jsonl", "--out", "@", "--certificate", "@", "--memory", "rebuild", "--retained", "l.jsonl"}, eps)},
+		"convert":  {{"d.csv", "--label", "y", "--out", "@"}, {"d.svm", "--out", "@"}},
+		"evaluate": {{"--state", "state.json", "--stream", "l.jsonl"}, {"--store", "model", "--data", "d.csv", "--label", "y"}},
+		"forget":   {{"--store", "model", "--ids", "3"}},
+		"ingest":   {cat([]string{"--store", "model", "--id-offset", "1000"}, data)},
+		"init":     {{"--store", "@dir", "--kind", "logistic", "--d", "3"}, cat([]string{"--store", "@dir"}, data)},
+		"plan":     {cat([]string{"--stream", "l.jsonl", "--ages", "3", "--radius", "5", "--sample-bound", "3"}, eps)},
+		"release":  {cat([]string{"--store", "model", "--out", "@", "--certificate", "@", "--no-ledger", "--insecure-seeded", "1"}, eps)},
+		"releases": {{"--store", "model", "--get", "1", "--out", "@"}},
+		"sigma":    {{"--alpha", "1", "--epsilon", "1", "--delta", "1e-5"}},
+		"predict":  {cat([]string{"--store", "model", "--out", "@"}, data)},
+		"tune":     {cat(data, []string{"--etas", "0.1", "--lambdas", "0.01"})},
+		// 256.0.0.1 is no address: serve stops at listening once its flags are accepted.
+		"serve":  {{"--store", "model", "--addr", "256.0.0.1:1", "--key", "certifier.key"}},
+		"verify": {{"--receipt", "r0.json", "--public-key", "certifier.pub", "--nonce", "00", "--ids", "1"}},
+		"audit":  {cat([]string{"--stream", "l.jsonl", "--intervention", "noop", "--alpha", "1", "--seeded-noise", "1", "--trials", "100", "--t-del", "20"}, eps), cat([]string{"--store", "model", "--ids", "5", "--seeded-noise", "1", "--trials", "100"}, eps)},
+	}
+}
+
+// runSweep is the child: it builds the inputs and runs every case.
+func runSweep(t *testing.T) {
+	t.Chdir(t.TempDir())
+	run := func(args ...string) {
+		t.Helper()
+		out, err := runCLI(t, args...)
+		require.NoError(t, err, "%v: %s", args, out)
+	}
+	var csv, svm strings.Builder
+	csv.WriteString("a,b,y\n")
+	for i := range 12 {
+		fmt.Fprintf(&csv, "%g,%g,%d\n", 0.1*float64(i), -0.05*float64(i), i%2)
+		fmt.Fprintf(&svm, "%d 1:%g 3:%g\n", 2*(i%2)-1, 0.1*float64(i), -0.05*float64(i))
+	}
+	require.NoError(t, os.WriteFile("d.csv", []byte(csv.String()), 0o644))
+	require.NoError(t, os.WriteFile("d.svm", []byte(svm.String()), 0o644))
+	run("gen", "--kind", "logistic", "--events", "40", "--d", "2", "--seed", "3", "--out", "l.jsonl")
+	run("train", "--stream", "l.jsonl", "--radius", "5", "--sample-bound", "10", "--out", "state.json")
+	run("keygen", "--out", "certifier")
+	run("init", "--store", "model", "--data", "d.csv", "--label", "y", "--tau", "3", "--radius", "5", "--sample-bound", "10")
+	run("ingest", "--store", "model", "--data", "d.csv", "--label", "y")
+	run("release", "--store", "model", "--epsilon", "1", "--delta", "1e-5", "--out", "r0.json", "--certificate", "c0.json")
+
+	bases := sweepBases()
+	n := 0
+	fresh := func(a string) string {
+		switch a {
+		case "@":
+			n++
+			return filepath.Join("out", fmt.Sprintf("f%d", n))
+		case "@dir":
+			n++
+			return filepath.Join("out", fmt.Sprintf("d%d", n))
+		}
+		return a
+	}
+	require.NoError(t, os.Mkdir("out", 0o755))
+	values := hostileValues
+	root := newRootCmd()
+	cases := 0
+	for _, c := range root.Commands() {
+		var flags []*pflag.Flag
+		c.Flags().VisitAll(func(f *pflag.Flag) {
+			if _, ok := hostileValues[f.Value.Type()]; ok {
+				flags = append(flags, f)
+			}
+		})
+		if len(flags) == 0 {
+			continue
+		}
+		bs, ok := bases[c.Name()]
+		if !ok {
+			t.Errorf("command %s has numeric flags but no base invocation in sweepBases", c.Name())
+			continue
+		}
+		for _, f := range flags {
+			for _, v := range values[f.Value.Type()] {
+				for _, base := range bs {
+					args := []string{c.Name()}
+					for _, a := range base {
+						args = append(args, fresh(a))
+					}
+					args = append(args, "--"+f.Name+"="+v)
+					cases++
+					fmt.Printf("case %d: unlearn %s\n", cases, strings.Join(args, " "))
+					start := time.Now()
+					func() {
+						defer func() {
+							if r := recover(); r != nil {
+								t.Errorf("unlearn %s panicked: %v", strings.Join(args, " "), r)
+							}
+						}()
+						_, _ = runCLI(t, args...)
+					}()
+					if os.Getenv("UNLEARN_SWEEP_TIMES") != "" {
+						fmt.Printf("time %s %s %v\n", c.Name(), f.Name, time.Since(start).Microseconds())
+					}
+					if d := time.Since(start); d > 20*time.Second {
+						t.Errorf("unlearn %s took %v", strings.Join(args, " "), d.Round(time.Second))
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", cases)
+}

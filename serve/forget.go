@@ -1,0 +1,154 @@
+package serve
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"net/http"
+	"regexp"
+	"strconv"
+	"time"
+
+	"unlearn/certify"
+	"unlearn/store"
+)
+
+// forgetRequest is the body of POST /v1/forget.
+type forgetRequest struct {
+	// IDs and Keys name the records to forget (at least one of either).
+	IDs  []int64  `json:"ids,omitempty"`
+	Keys []string `json:"keys,omitempty"`
+	// Nonce is the requester's secret for the commitment (64 hex digits);
+	// without one the service draws it and returns it once.
+	Nonce string `json:"nonce,omitempty"`
+	// Wait asks the service to serve the queue at once rather than by the
+	// deadline.
+	Wait bool `json:"wait,omitempty"`
+}
+
+// forgetState is a deletion request's state, the answer of POST /v1/forget
+// (202) and GET /v1/forget/{id}.
+type forgetState struct {
+	Request    string `json:"request"`
+	State      string `json:"state"`
+	Received   string `json:"received"`
+	Deadline   string `json:"deadline"`
+	Records    int    `json:"records"`
+	Commitment string `json:"commitment"`
+	// Nonce is returned once, by POST /v1/forget, when the service drew it.
+	Nonce  string `json:"nonce,omitempty"`
+	Served string `json:"served,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	// Receipt is the signed receipt file (certify.SignReceipt), once served.
+	Receipt json.RawMessage `json:"receipt,omitempty"`
+}
+
+func stateOf(q store.QueuedForget) forgetState {
+	f := forgetState{Request: q.Request, State: string(q.State), Received: certify.ReceiptTime(q.Received),
+		Deadline: certify.ReceiptTime(q.Deadline), Records: q.Records, Commitment: q.Commitment, Reason: q.Reason}
+	if !q.Served.IsZero() {
+		f.Served = certify.ReceiptTime(q.Served)
+	}
+	if q.Receipt != nil {
+		f.Receipt = json.RawMessage(q.Receipt)
+	}
+	return f
+}
+
+func (s *Server) postForget(w http.ResponseWriter, r *http.Request, c *call) error {
+	var req forgetRequest
+	if p := decodeBody(w, r, s.opt.MaxBody, &req); p != nil {
+		return p
+	}
+	if len(req.IDs)+len(req.Keys) == 0 {
+		return problem("unprocessable", "name at least one record: ids or keys").at("ids")
+	}
+	for i, k := range req.Keys {
+		if k == "" {
+			return problem("unprocessable", "keys[%d] is empty", i).at("keys[" + strconv.Itoa(i) + "]")
+		}
+	}
+	c.count = len(req.IDs) + len(req.Keys)
+	drawn := req.Nonce == ""
+	var nonce []byte
+	if drawn {
+		nonce = make([]byte, certify.NonceSize)
+		if _, err := rand.Read(nonce); err != nil {
+			return err
+		}
+	} else {
+		var err error
+		if nonce, err = hex.DecodeString(req.Nonce); err != nil || len(nonce) != certify.NonceSize {
+			return problem("bad-request", "nonce: want %d random bytes as %d hex digits", certify.NonceSize, 2*certify.NonceSize).at("nonce")
+		}
+	}
+	commitment := certify.ForgetCommitment(nonce, req.IDs, req.Keys)
+	unlock, p := s.lockWrite(r.Context())
+	if p != nil {
+		return p
+	}
+	q, err := s.st.EnqueueForget(req.IDs, req.Keys, commitment, s.opt.ForgetWithin)
+	unlock()
+	switch {
+	case errors.Is(err, store.ErrUnknownID):
+		return problem("unknown-record", "%v; nothing was queued", errors.Unwrap(err)).at("ids")
+	case errors.Is(err, store.ErrUnknownKey):
+		return problem("unknown-record", "%v; nothing was queued", errors.Unwrap(err)).at("keys")
+	case err != nil:
+		return err
+	}
+	s.queue.add(q, req.Wait)
+	s.metrics.received.Inc()
+	out := stateOf(q)
+	if drawn {
+		out.Nonce = hex.EncodeToString(nonce)
+	}
+	w.Header().Set("Location", "/v1/forget/"+q.Request)
+	return writeJSON(w, http.StatusAccepted, out)
+}
+
+var requestID = regexp.MustCompile(`^[0-9a-f]{32}$`)
+
+func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) error {
+	id := r.PathValue("id")
+	if !requestID.MatchString(id) {
+		return problem("not-found", "no deletion request %q (ids are 32 hex digits)", id).at("id")
+	}
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		sec, err := strconv.ParseFloat(v, 64)
+		if err != nil || !(sec >= 0) || sec > 1e6 {
+			return problem("bad-request", "wait=%q: want a number of seconds ≥ 0", v).at("wait")
+		}
+		wait = min(time.Duration(sec*float64(time.Second)), s.opt.LongPoll)
+	}
+	q, ok, served := s.queue.lookup(id)
+	if ok && served != nil && wait > 0 {
+		t := time.NewTimer(wait)
+		select {
+		case <-served:
+		case <-t.C:
+		case <-s.closing:
+		case <-r.Context().Done():
+		}
+		t.Stop()
+		q, ok, _ = s.queue.lookup(id)
+	}
+	if !ok {
+		var err error
+		if q, err = s.rd.ForgetRequest(id); errors.Is(err, store.ErrUnknownRequest) {
+			return problem("not-found", "no deletion request %s", id).at("id")
+		} else if err != nil {
+			return err
+		}
+	}
+	c.count = q.Records
+	return writeJSON(w, http.StatusOK, stateOf(q))
+}
+
+// digits matches runs of digits: a failed batch's error is logged with them
+// replaced, so that no id of a record being forgotten reaches a log.
+var digits = regexp.MustCompile(`[0-9]+`)
+
+func redactNumbers(err error) string { return digits.ReplaceAllString(err.Error(), "#") }

@@ -1,0 +1,315 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"time"
+
+	"unlearn/certify"
+	"unlearn/store"
+)
+
+// Deletion queue scheduling.
+const (
+	// maxBatch caps the requests one batch serves.
+	maxBatch = 1000
+	// keepRecent is how many served requests the service keeps in memory
+	// (older ones are read from the store).
+	keepRecent = 10000
+	// maxBackoff caps the wait before a failed request is tried again.
+	maxBackoff = 5 * time.Minute
+)
+
+// queue is the service's side of the deletion queue: the queued requests
+// (the store holds them durably), the scheduling of batches by deadline,
+// and the clients waiting for a request to be served. One worker goroutine
+// serves the batches.
+type queue struct {
+	s    *Server
+	wake chan struct{}
+
+	batchMu sync.Mutex // held while a batch runs (idle waits for it)
+	idled   bool       // idle returned: the service is closing (guarded by batchMu)
+
+	mu        sync.Mutex
+	pending   []store.QueuedForget // queued, oldest first
+	urgent    bool                 // a client asked to wait: serve at once
+	solo      bool                 // a batch failed: serve one request at a time until one succeeds
+	notBefore map[string]time.Time // failed requests' backoff
+	failures  map[string]int
+	waiters   map[string]chan struct{} // closed when the request is served
+	recent    map[string]store.QueuedForget
+	order     []string // recent, oldest first
+	lastBatch time.Duration
+	lastErr   string
+	served    int
+}
+
+func newQueue(s *Server) (*queue, error) {
+	q := &queue{s: s, wake: make(chan struct{}, 1), notBefore: map[string]time.Time{}, failures: map[string]int{},
+		waiters: map[string]chan struct{}{}, recent: map[string]store.QueuedForget{}}
+	var err error
+	if q.pending, err = s.st.QueuedForgets(); err != nil {
+		return nil, err
+	}
+	reqs, err := s.st.Requests()
+	if err != nil {
+		return nil, err
+	}
+	if len(reqs) > 0 {
+		q.lastBatch = reqs[len(reqs)-1].Wall
+	}
+	s.metrics.queued.Set(float64(len(q.pending)))
+	return q, nil
+}
+
+// add queues an acknowledged request; urgent serves the queue at once.
+func (q *queue) add(r store.QueuedForget, urgent bool) {
+	q.mu.Lock()
+	q.pending = append(q.pending, r)
+	q.urgent = q.urgent || urgent
+	q.s.metrics.queued.Set(float64(len(q.pending)))
+	q.mu.Unlock()
+	q.poke()
+}
+
+func (q *queue) poke() {
+	select {
+	case q.wake <- struct{}{}:
+	default:
+	}
+}
+
+// margin is how long before the oldest deadline a batch starts: twice the
+// last batch's time plus a second, so that a batch that takes as long as
+// the last one ends before the deadline, and at most half the deadline;
+// half the deadline before any batch (the store's newest forget, if any,
+// stands for the last batch at start).
+func (q *queue) margin() time.Duration {
+	if q.lastBatch == 0 {
+		return q.s.opt.ForgetWithin / 2
+	}
+	return min(2*q.lastBatch+time.Second, q.s.opt.ForgetWithin/2)
+}
+
+// next returns the requests to serve now, or how long to sleep.
+func (q *queue) next(now time.Time) ([]string, time.Duration) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	sleep := time.Hour
+	var eligible []string
+	var oldest time.Time
+	for _, r := range q.pending {
+		if nb, ok := q.notBefore[r.Request]; ok && now.Before(nb) {
+			sleep = min(sleep, nb.Sub(now))
+			continue
+		}
+		if eligible == nil {
+			oldest = r.Deadline
+		}
+		eligible = append(eligible, r.Request)
+	}
+	if len(eligible) == 0 {
+		return nil, sleep
+	}
+	start := oldest.Add(-q.margin())
+	if !q.urgent && now.Before(start) {
+		return nil, min(sleep, start.Sub(now))
+	}
+	q.urgent = false
+	if q.solo {
+		return eligible[:1], 0
+	}
+	return eligible[:min(len(eligible), maxBatch)], 0
+}
+
+// run serves batches until ctx is cancelled; after Close it starts none.
+func (q *queue) run(ctx context.Context) {
+	for {
+		batch, sleep := q.next(time.Now())
+		select {
+		case <-q.s.closing:
+			batch = nil
+			sleep = time.Hour
+		default:
+		}
+		if batch != nil {
+			q.serve(ctx, batch)
+			continue
+		}
+		t := time.NewTimer(sleep)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return
+		case <-q.wake:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+// idle waits for the running batch, if any, to end; no batch starts after
+// the service closes (run checks s.closing before each).
+func (q *queue) idle() {
+	q.batchMu.Lock()
+	defer q.batchMu.Unlock()
+	q.idled = true
+}
+
+// serve serves one batch: one store forget of the union of the requests'
+// ids, whose transaction signs and stores every receipt.
+func (q *queue) serve(ctx context.Context, batch []string) {
+	q.batchMu.Lock()
+	defer q.batchMu.Unlock()
+	if q.idled { // closing: Close waited for the batches; none starts now
+		return
+	}
+	select {
+	case q.s.write <- struct{}{}:
+	case <-ctx.Done():
+		return
+	}
+	start := time.Now()
+	rep, err := q.s.st.ServeForgets(ctx, batch, store.ServeOptions{
+		Forget:  q.s.opt.Forget,
+		Toolkit: q.s.opt.Toolkit,
+		Sign:    func(r *certify.Receipt) ([]byte, error) { return certify.SignReceipt(r, q.s.opt.Key) },
+	})
+	committed := rep.Served != nil
+	if committed {
+		if perr := q.s.publish(publishAll); perr != nil {
+			q.s.log.Error("publishing after a deletion batch", "err", perr)
+		}
+	}
+	<-q.s.write
+	elapsed := time.Since(start)
+	if !committed {
+		q.failed(ctx, batch, err)
+		return
+	}
+	if err != nil { // committed, but its VACUUM failed: the next batch's VACUUM removes the pages
+		q.s.log.Error("deletion batch committed, VACUUM failed", "store_request", rep.Forget.Request, "err", err)
+	}
+	q.s.metrics.batch(rep, elapsed)
+	q.s.log.Info("deletion batch served", "store_request", rep.Forget.Request, "requests", len(rep.Served),
+		"records", len(rep.Forget.IDs)+len(rep.Forget.AlreadyForgotten), "path", string(rep.Forget.Path), "ms", elapsed.Milliseconds())
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lastBatch, q.solo, q.lastErr = elapsed, false, ""
+	done := map[string]bool{}
+	for _, r := range rep.Served {
+		done[r.Request] = true
+		q.remember(r)
+		if ch, ok := q.waiters[r.Request]; ok {
+			close(ch)
+			delete(q.waiters, r.Request)
+		}
+		delete(q.notBefore, r.Request)
+		delete(q.failures, r.Request)
+		if r.Served.After(r.Deadline) {
+			q.s.metrics.deadlineMissed.Inc()
+		}
+	}
+	q.served += len(rep.Served)
+	kept := q.pending[:0]
+	for _, r := range q.pending {
+		if !done[r.Request] {
+			kept = append(kept, r)
+		}
+	}
+	q.pending = kept
+	q.s.metrics.queued.Set(float64(len(q.pending)))
+}
+
+// failed handles a batch that did not commit: its requests stay queued;
+// a batch of several is retried one request at a time, and a request that
+// fails alone waits (exponentially longer, up to maxBackoff) before its
+// next try. Nothing is refused automatically: an acknowledged request is
+// served or stays queued.
+func (q *queue) failed(ctx context.Context, batch []string, err error) {
+	if ctx.Err() != nil {
+		return // shutting down: the transaction rolled back, the requests stay queued
+	}
+	q.s.metrics.batchFailures.Inc()
+	msg := redactNumbers(err) // no id of a record being forgotten reaches the log
+	q.s.log.Error("deletion batch failed; its requests stay queued", "requests", len(batch), "err", msg)
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	q.lastErr = msg
+	if errors.Is(err, store.ErrNotQueued) || errors.Is(err, store.ErrUnknownRequest) {
+		// Another process served or refused some: read the queue again.
+		if pending, rerr := q.s.st.QueuedForgets(); rerr == nil {
+			q.pending = pending
+			return
+		}
+	}
+	if len(batch) > 1 {
+		q.solo = true
+		return
+	}
+	n := q.failures[batch[0]] + 1
+	q.failures[batch[0]] = n
+	q.notBefore[batch[0]] = time.Now().Add(min(time.Duration(1<<min(n, 20))*time.Second, maxBackoff))
+}
+
+// remember keeps a served request in memory (up to keepRecent).
+func (q *queue) remember(r store.QueuedForget) {
+	q.recent[r.Request] = r
+	q.order = append(q.order, r.Request)
+	for len(q.order) > keepRecent {
+		delete(q.recent, q.order[0])
+		q.order = q.order[1:]
+	}
+}
+
+// lookup returns what the service knows of a request in memory, and a
+// channel closed when a queued one is served (nil otherwise).
+func (q *queue) lookup(id string) (store.QueuedForget, bool, <-chan struct{}) {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if r, ok := q.recent[id]; ok {
+		return r, true, nil
+	}
+	for _, r := range q.pending {
+		if r.Request == id {
+			ch, ok := q.waiters[id]
+			if !ok {
+				ch = make(chan struct{})
+				q.waiters[id] = ch
+			}
+			return r, true, ch
+		}
+	}
+	return store.QueuedForget{}, false, nil
+}
+
+// stats is the queue's part of the status.
+type queueStats struct {
+	Queued       int     `json:"queued"`
+	Served       int     `json:"served_since_start"`
+	Oldest       string  `json:"oldest_received,omitempty"`
+	NextDeadline string  `json:"next_deadline,omitempty"`
+	ForgetWithin string  `json:"forget_within"`
+	LastBatchMS  float64 `json:"last_batch_ms"`
+	LastError    string  `json:"last_error,omitempty"`
+}
+
+func (q *queue) stats() queueStats {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	st := queueStats{Queued: len(q.pending), Served: q.served, ForgetWithin: q.s.opt.ForgetWithin.String(),
+		LastBatchMS: float64(q.lastBatch.Microseconds()) / 1000, LastError: q.lastErr}
+	if len(q.pending) > 0 {
+		st.Oldest = certify.ReceiptTime(q.pending[0].Received)
+		next := q.pending[0].Deadline
+		for _, r := range q.pending {
+			if r.Deadline.Before(next) {
+				next = r.Deadline
+			}
+		}
+		st.NextDeadline = certify.ReceiptTime(next)
+	}
+	return st
+}

@@ -1,0 +1,241 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"runtime"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"unlearn/ledger"
+	"unlearn/sign"
+	"unlearn/store"
+)
+
+// Defaults of Options.
+const (
+	DefaultForgetWithin = 10 * time.Minute
+	DefaultMaxBody      = 16 << 20
+	DefaultWriteWait    = 30 * time.Second
+	DefaultLongPoll     = 25 * time.Second
+	DefaultTokenRefresh = time.Second
+)
+
+// LedgerFile is the name of a store's own budget ledger (unlearn budget
+// --init), charged for every noised release when it exists.
+const LedgerFile = "budget.ledger"
+
+// Options configure a Server. The zero value of every field but Key is
+// usable.
+type Options struct {
+	// Key is the certifier's key: it signs receipts and release
+	// certificates (and the ledger's entries). Required.
+	Key *sign.Secret
+	// ForgetWithin is the deadline of a deletion request: it is served at
+	// the latest this long after it was acknowledged (sooner when a client
+	// asks to wait). Defaults to DefaultForgetWithin.
+	ForgetWithin time.Duration
+	// Forget are the options of the forgets that serve the queue (a replay
+	// cap and its intervention; SkipVacuum is refused: a served request's
+	// pages are vacuumed).
+	Forget store.ForgetOptions
+	// MaxBody is the largest request body in bytes. Defaults to
+	// DefaultMaxBody.
+	MaxBody int64
+	// WriteWait is how long a write request (ingest, forget, release) waits
+	// for the store while another write runs before it is answered 503
+	// with Retry-After. Defaults to DefaultWriteWait.
+	WriteWait time.Duration
+	// LongPoll caps the wait parameter of GET /v1/forget/{id}. Defaults to
+	// DefaultLongPoll.
+	LongPoll time.Duration
+	// TokenRefresh is how often the tokens are read again from the store
+	// (a revocation takes effect within it). Defaults to
+	// DefaultTokenRefresh.
+	TokenRefresh time.Duration
+	// Predictor builds the predictor of each published state. Defaults to
+	// ModelPredictor.
+	Predictor PredictorFunc
+	// Toolkit is the toolkit version written into receipts and
+	// certificates ("unlearn 0.1.0").
+	Toolkit string
+	// Log receives the access log (one line per request) and the service's
+	// events. Defaults to a text logger on standard error.
+	Log *slog.Logger
+}
+
+// Server is the HTTP service over one model store. Create it with New,
+// route requests to Handler, and call Close when done.
+type Server struct {
+	st     *store.Store
+	rd     *store.Reader
+	opt    Options
+	log    *slog.Logger
+	ledger *ledger.Ledger // nil: no ledger (noised releases refused)
+
+	write       chan struct{}   // the write lock: one write at a time, waited for with a bound
+	ingests     chan *ingestJob // batches waiting for the committer (ingest.go)
+	ingestDone  chan struct{}   // closed when the committer stops
+	decodeSlots chan struct{}   // ingest bodies parsed at once (events.go)
+	view        atomic.Pointer[view]
+	tokens      atomic.Pointer[tokenTable]
+	queue       *queue
+	metrics     *metrics
+
+	closing  chan struct{} // closed by Close: long polls return, no new batch starts
+	stop     context.CancelFunc
+	bg       sync.WaitGroup
+	closeErr error
+	once     sync.Once
+	closeOne sync.Once
+}
+
+// New returns a Server for the open store st. It reads the tokens, the
+// queued deletion requests and the store's state, opens the store's budget
+// ledger (DIR/budget.ledger) when there is one, and starts the deletion
+// queue's worker and the token refresher; Close stops them. st must stay
+// open until Close returns, and no other process should write to the store
+// while it runs (a second writer is safe, but the service's published state
+// would not show its writes until its own next write).
+func New(st *store.Store, o Options) (*Server, error) {
+	if o.Key == nil {
+		return nil, errors.New("serve: Options.Key is required (the certifier's key signs receipts and certificates)")
+	}
+	if o.Forget.SkipVacuum {
+		return nil, errors.New("serve: Options.Forget.SkipVacuum is refused: a served request's pages are vacuumed")
+	}
+	o.ForgetWithin = orDefault(o.ForgetWithin, DefaultForgetWithin)
+	o.WriteWait = orDefault(o.WriteWait, DefaultWriteWait)
+	o.LongPoll = orDefault(o.LongPoll, DefaultLongPoll)
+	o.TokenRefresh = orDefault(o.TokenRefresh, DefaultTokenRefresh)
+	if o.MaxBody <= 0 {
+		o.MaxBody = DefaultMaxBody
+	}
+	if o.Predictor == nil {
+		o.Predictor = ModelPredictor
+	}
+	if o.Log == nil {
+		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
+	}
+	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), ingests: make(chan *ingestJob, 64), ingestDone: make(chan struct{}), decodeSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), closing: make(chan struct{})}
+	var err error
+	if s.rd, err = store.OpenReader(st.Dir()); err != nil {
+		return nil, err
+	}
+	if err := s.refreshTokens(); err != nil {
+		s.rd.Close()
+		return nil, err
+	}
+	if p := filepath.Join(st.Dir(), LedgerFile); fileExists(p) {
+		if s.ledger, err = ledger.Open(p, o.Key); err != nil {
+			s.rd.Close()
+			return nil, fmt.Errorf("serve: the store's ledger: %w", err)
+		}
+	}
+	s.metrics = newMetrics(s)
+	if s.queue, err = newQueue(s); err != nil {
+		s.rd.Close()
+		return nil, err
+	}
+	if err := s.publish(publishAll); err != nil {
+		s.rd.Close()
+		return nil, err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	s.stop = cancel
+	s.bg.Add(3)
+	go func() { defer s.bg.Done(); s.queue.run(ctx) }()
+	go func() { defer s.bg.Done(); s.ingestLoop(ctx) }()
+	go func() { defer s.bg.Done(); s.refreshLoop(ctx) }()
+	return s, nil
+}
+
+func orDefault(d, def time.Duration) time.Duration {
+	if d <= 0 {
+		return def
+	}
+	return d
+}
+
+func fileExists(p string) bool {
+	_, err := os.Stat(p)
+	return err == nil
+}
+
+// Close stops the service's background work: no new deletion batch
+// starts; a batch that is running is given until ctx is done to commit,
+// and is then cancelled (its transaction rolls back, and its requests stay
+// queued for the next start). Call it after http.Server.Shutdown has
+// drained the requests. The store is the caller's to close.
+func (s *Server) Close(ctx context.Context) error {
+	s.once.Do(func() {
+		s.closeStart()
+		done := make(chan struct{})
+		go func() { s.queue.idle(); close(done) }()
+		select {
+		case <-done:
+		case <-ctx.Done():
+			s.log.Warn("shutdown: cancelling the running deletion batch; its requests stay queued")
+		}
+		s.stop()
+		s.bg.Wait()
+		s.closeErr = s.rd.Close()
+	})
+	return s.closeErr
+}
+
+// closeStart closes s.closing: long polls return, writes waiting for the
+// store are refused, and no new deletion batch starts.
+func (s *Server) closeStart() { s.closeOne.Do(func() { close(s.closing) }) }
+
+// refreshLoop reads the tokens again every TokenRefresh.
+func (s *Server) refreshLoop(ctx context.Context) {
+	t := time.NewTicker(s.opt.TokenRefresh)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if err := s.refreshTokens(); err != nil {
+				s.log.Warn("tokens not refreshed; the previous table stays in force", "err", err)
+			}
+		}
+	}
+}
+
+func (s *Server) refreshTokens() error {
+	all, err := s.rd.Tokens()
+	if err != nil {
+		return fmt.Errorf("serve: tokens: %w", err)
+	}
+	s.tokens.Store(newTokenTable(all))
+	return nil
+}
+
+// lockWrite takes the write lock, waiting at most WriteWait (or until the
+// request is cancelled, or the service closes). It returns the unlock
+// function, or a 503 problem with Retry-After.
+func (s *Server) lockWrite(ctx context.Context) (func(), *Problem) {
+	t := time.NewTimer(s.opt.WriteWait)
+	defer t.Stop()
+	select {
+	case s.write <- struct{}{}:
+		return func() { <-s.write }, nil
+	case <-t.C:
+		p := problem("busy", "another write (a deletion batch's replay) held the store for %v; nothing was written: retry", s.opt.WriteWait)
+		p.retryAfter = 5 * time.Second
+		return nil, p
+	case <-s.closing:
+		p := problem("shutting-down", "the service is shutting down; nothing was written: retry against its successor")
+		p.retryAfter = 5 * time.Second
+		return nil, p
+	case <-ctx.Done():
+		return nil, problem("timeout", "the request was cancelled while waiting for the store; nothing was written")
+	}
+}
