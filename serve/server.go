@@ -77,6 +77,10 @@ type Options struct {
 	// Toolkit is the toolkit version written into receipts and
 	// certificates ("unlearn 0.1.0").
 	Toolkit string
+	// Addr is the address the service listens on, written with the
+	// process id into the store's owner file (store.OwnerFile) so that a
+	// command refused while the service owns the store can name it.
+	Addr string
 	// Log receives the access log (one line per request) and the service's
 	// events. Defaults to a text logger on standard error.
 	Log *slog.Logger
@@ -113,9 +117,15 @@ type Server struct {
 // queued deletion requests and the store's state, opens the store's budget
 // ledger (DIR/budget.ledger) when there is one, and starts the deletion
 // queue's worker and the token refresher; Close stops them. st must stay
-// open until Close returns, and no other process should write to the store
-// while it runs (a second writer is safe, but the service's published state
-// would not show its writes until its own next write).
+// open until Close returns.
+//
+// The service owns the store (store.Store.Own): while st is open, every
+// other writer — a command such as unlearn ingest or forget, a second
+// service — is refused, naming this process and Options.Addr, so that the
+// published state is always the store's (only tokens may still be created
+// and revoked: the service reads them again every TokenRefresh). New fails
+// with an error matching store.ErrOwned when another process owns the
+// store or is writing to it.
 func New(st *store.Store, o Options) (*Server, error) {
 	if o.Key == nil {
 		return nil, errors.New("serve: Options.Key is required (the certifier's key signs receipts and certificates)")
@@ -131,6 +141,9 @@ func New(st *store.Store, o Options) (*Server, error) {
 	}
 	if o.Forget.MaxReplay > 0 && st.LearnerConfig().Radius <= 0 {
 		return nil, fmt.Errorf("serve: Options.Forget.MaxReplay: %w: the approximate path keeps only a noised, certified state, and the store's learner has no radius (create the store with --radius and --sample-bound, or serve every deletion exactly)", store.ErrNotCertifiable)
+	}
+	if err := st.Own(store.Owner{PID: os.Getpid(), Addr: o.Addr}); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
 	}
 	o.ForgetWithin = orDefault(o.ForgetWithin, DefaultForgetWithin)
 	o.WriteWait = orDefault(o.WriteWait, DefaultWriteWait)

@@ -382,6 +382,9 @@ func (s *Store) Vacuum() error {
 	if s.db == nil {
 		return ErrClosed
 	}
+	if err := s.checkWriter(); err != nil {
+		return err
+	}
 	_, err := s.db.Exec(`VACUUM`)
 	return err
 }

@@ -144,18 +144,20 @@ a key or a token.`,
 			}
 			defer s.Close()
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			// Listen first: the owner file names the address, for the
+			// commands refused while the service owns the store.
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				return flagError("addr", "%v", err)
+			}
 			srv, err := serve.New(s, serve.Options{
 				Key: key, ForgetWithin: within, WriteWait: writeWait, MaxBody: maxBody,
-				Forget: fo, ResolveCheck: resolveCheck,
+				Forget: fo, ResolveCheck: resolveCheck, Addr: l.Addr().String(),
 				Toolkit: "unlearn " + version, Log: logger,
 			})
 			if err != nil {
+				l.Close()
 				return err
-			}
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				srv.Close(context.Background())
-				return flagError("addr", "%v", err)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
