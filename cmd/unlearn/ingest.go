@@ -346,7 +346,7 @@ func printStoreProgress(cmd *cobra.Command, s *store.Store) error {
 	if !s.LearnerConfig().Progress {
 		return nil
 	}
-	l, err := s.State()
+	l, _, err := s.PublishedState() // never the un-noised trajectory's
 	if err != nil {
 		return err
 	}
