@@ -122,10 +122,11 @@ func resolution(ctx context.Context, db querier, q *QueuedForget) error {
 // (the caller's promise; the store records it). commitment is
 // certify.ForgetCommitment of the ids and keys under the requester's nonce.
 //
-// An id never ingested (ErrUnknownID) or a key not in the store
-// (ErrUnknownKey: never ingested, or already forgotten) is an error and
-// nothing is queued; an id already forgotten is accepted (its receipt says
-// so).
+// An id or key not in the store — never ingested, or already forgotten:
+// one answer for both, ErrUnknownID or ErrUnknownKey, whose text names no
+// record — is an error and nothing is queued. (A request for an id that
+// another queued request forgets first is still served, as path "none"
+// for that record; its receipt counts it as already forgotten.)
 func (s *Store) EnqueueForget(ids []int64, keys []string, commitment string, within time.Duration) (QueuedForget, error) {
 	if len(ids)+len(keys) == 0 {
 		return QueuedForget{}, &OptionError{Option: "IDs", Value: "[]", Want: "at least one id or key"}
@@ -159,9 +160,9 @@ func (s *Store) EnqueueForget(ids []int64, keys []string, commitment string, wit
 		all = slices.Compact(all)
 		for _, id := range all {
 			var one int
-			err := tx.QueryRow(`SELECT 1 FROM events WHERE id = ?1 UNION ALL SELECT 1 FROM forgotten WHERE id = ?1 LIMIT 1`, id).Scan(&one)
+			err := tx.QueryRow(`SELECT 1 FROM events WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM forgotten WHERE id = ?1) LIMIT 1`, id).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: id %d was never ingested", ErrUnknownID, id)
+				return fmt.Errorf("%w: a record named is not in the store (never ingested, or already forgotten)", ErrUnknownID)
 			}
 			if err != nil {
 				return err
