@@ -165,3 +165,29 @@ func TestRequestBoundToSecret(t *testing.T) {
 	other.json(t, &st2)
 	require.Equal(t, unknown, get(st.Request, f.tokens["forget"], st2.Secret).status, "another request's secret")
 }
+
+// TestForgottenKeyIngestedAgain holds the documented rule (docs/service.md,
+// "Keys after a deletion"): the store keeps nothing linkable to a
+// forgotten key, so the key may be ingested again as a new record with a
+// new id, while a forgotten id is refused.
+func TestForgottenKeyIngestedAgain(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	x, y := rows(1, 3, 3)
+	res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x[:1], "labels": y[:1], "keys": []string{"ann@example.com"}})
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	var first eventsResponse
+	res.json(t, &first)
+	res = f.do("POST", "/v1/forget", f.tokens["forget"], map[string]any{"keys": []string{"ann@example.com"}, "wait": true})
+	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
+	var st forgetState
+	res.json(t, &st)
+	f.waitServed(st.Request)
+
+	res = f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x[1:2], "labels": y[1:2], "keys": []string{"ann@example.com"}})
+	require.Equal(t, http.StatusOK, res.status, "a forgotten key comes back as a new record: %s", res.body)
+	var again eventsResponse
+	res.json(t, &again)
+	require.NotEqual(t, first.IDs[0], again.IDs[0])
+	res = f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x[2:3], "labels": y[2:3], "ids": first.IDs})
+	require.Equal(t, http.StatusConflict, res.status, "a forgotten id does not: %s", res.body)
+}
