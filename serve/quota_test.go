@@ -24,11 +24,7 @@ func TestQuotas(t *testing.T) {
 
 	res := f.do("POST", "/v1/forget", f.tokens["forget"], map[string]any{"ids": []int64{1}, "wait": true})
 	require.Equal(t, http.StatusUnprocessableEntity, res.status, "a forgotten id is not queued again: %s", res.body)
-	var served int
-	var qs queueStats
-	qs = f.srv.queue.stats()
-	served = qs.Served
-	require.Equal(t, 1, served, "no second batch ran")
+	require.Equal(t, 1, f.srv.queue.stats().Served, "no second batch ran")
 
 	tooMany := func(res response, field string) {
 		t.Helper()
