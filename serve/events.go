@@ -124,6 +124,9 @@ func (req *eventsRequest) rowsBatch(h stream.Header) (*batch, *Problem) {
 			if req.Keys[i] == "" {
 				return nil, problem("unprocessable", "keys[%d] is empty (omit keys, or give every row one)", i).at(fmt.Sprintf("keys[%d]", i))
 			}
+			if p := checkKey(fmt.Sprintf("keys[%d]", i), req.Keys[i]); p != nil {
+				return nil, p
+			}
 			b.keys[i] = req.Keys[i]
 		}
 	}
@@ -163,8 +166,8 @@ func (req *eventsRequest) eventsBatch(h stream.Header, spec stream.LossSpec) (*b
 			b.events[i].ID = *e.ID
 		}
 		if e.Key != nil {
-			if *e.Key == "" {
-				return nil, problem("unprocessable", "%s is empty", at("key")).at(at("key"))
+			if p := checkKey(at("key"), *e.Key); p != nil {
+				return nil, p
 			}
 			b.keys[i] = *e.Key
 		}
@@ -228,6 +231,13 @@ func (s *Server) parseBatch(ctx context.Context, data []byte) (*batch, *Problem)
 	if p := unmarshal(data, &req); p != nil {
 		return nil, p
 	}
+	if n := max(len(req.Rows), len(req.Events), len(req.Labels)); n > s.opt.MaxRows {
+		field := "rows"
+		if req.Events != nil {
+			field = "events"
+		}
+		return nil, problem("too-many-rows", "%d %s; at most %d a request (the service's limit): send several batches", n, field, s.opt.MaxRows).at(field)
+	}
 	b, p := req.toBatch(s.st.Header())
 	if p != nil {
 		return nil, p
@@ -261,13 +271,17 @@ func (s *Server) ingestProblem(err error, b *batch, i int) error {
 		field = fmt.Sprintf("events[%d].id", i)
 	}
 	if errors.Is(err, store.ErrEvent) { // the payloads were checked: an id or key the store holds
+		// One message per field, naming no other record, tombstone or
+		// request (the store's own words do: they are the operator's).
+		what := "this id cannot be ingested: it is in use or was forgotten"
 		if strings.Contains(ee.Err.Error(), "key ") && b.keys[i] != "" {
 			field = fmt.Sprintf("keys[%d]", i)
 			if b.field == "events" {
 				field = fmt.Sprintf("events[%d].key", i)
 			}
+			what = "this key cannot be ingested: it is in use"
 		}
-		return problem("conflict", "%s: %v; nothing of the batch was written", field, ee.Err).at(field)
+		return problem("conflict", "%s: %s; nothing of the batch was written", field, what).at(field)
 	}
 	// A step the learner refuses (olbfgs: a payload above a certifiable
 	// learner's sample bound, a diverging step).

@@ -5,6 +5,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -37,7 +38,10 @@ type forgetState struct {
 	Records    int    `json:"records"`
 	Commitment string `json:"commitment"`
 	// Nonce is returned once, by POST /v1/forget, when the service drew it.
-	Nonce  string `json:"nonce,omitempty"`
+	Nonce string `json:"nonce,omitempty"`
+	// Secret is returned once, by POST /v1/forget: GET /v1/forget/{id}
+	// answers only a caller who sends it (header Unlearn-Request-Secret).
+	Secret string `json:"secret,omitempty"`
 	Served string `json:"served,omitempty"`
 	Reason string `json:"reason,omitempty"`
 	// Receipt is the signed receipt file (certify.SignReceipt), once served.
@@ -83,9 +87,12 @@ func (s *Server) postForget(w http.ResponseWriter, r *http.Request, c *call) err
 	if len(req.IDs)+len(req.Keys) == 0 {
 		return problem("unprocessable", "name at least one record: ids or keys").at("ids")
 	}
+	if n := len(req.IDs) + len(req.Keys); n > s.opt.MaxRows {
+		return problem("too-many-rows", "the request names %d records; at most %d ids and keys a request (the service's limit): send several requests", n, s.opt.MaxRows).at("ids")
+	}
 	for i, k := range req.Keys {
-		if k == "" {
-			return problem("unprocessable", "keys[%d] is empty", i).at("keys[" + strconv.Itoa(i) + "]")
+		if p := checkKey(fmt.Sprintf("keys[%d]", i), k); p != nil {
+			return p
 		}
 	}
 	c.count = len(req.IDs) + len(req.Keys)
@@ -107,22 +114,27 @@ func (s *Server) postForget(w http.ResponseWriter, r *http.Request, c *call) err
 	if p != nil {
 		return p
 	}
+	if p := s.queue.admit(c.caller.id); p != nil {
+		unlock()
+		return p
+	}
 	q, err := s.st.EnqueueForget(req.IDs, req.Keys, commitment, s.opt.ForgetWithin)
+	if err == nil {
+		s.queue.add(q, c.caller.id, req.Wait)
+	}
 	unlock()
 	switch {
-	case errors.Is(err, store.ErrUnknownID):
-		return problem("unknown-record", "%v; nothing was queued", errors.Unwrap(err)).at("ids")
-	case errors.Is(err, store.ErrUnknownKey):
-		return problem("unknown-record", "%v; nothing was queued", errors.Unwrap(err)).at("keys")
+	case errors.Is(err, store.ErrUnknownID), errors.Is(err, store.ErrUnknownKey):
+		return unknownRecord(err, req)
 	case err != nil:
 		return err
 	}
-	s.queue.add(q, req.Wait)
 	s.metrics.received.Inc()
 	out := stateOf(q)
 	if drawn {
 		out.Nonce = hex.EncodeToString(nonce)
 	}
+	out.Secret = s.requestSecret(q.Request)
 	w.Header().Set("Location", "/v1/forget/"+q.Request)
 	return writeJSON(w, http.StatusAccepted, out)
 }
@@ -131,8 +143,10 @@ var requestID = regexp.MustCompile(`^[0-9a-f]{32}$`)
 
 func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) error {
 	id := r.PathValue("id")
-	if !requestID.MatchString(id) {
-		return problem("not-found", "no deletion request %q (ids are 32 hex digits)", id).at("id")
+	// One answer for an unknown request and a wrong or missing secret.
+	notFound := problem("not-found", "no deletion request with this id and secret (send the secret returned when the request was filed, in the header %s)", RequestSecretHeader).at("id")
+	if !requestID.MatchString(id) || !s.opt.Key.CheckCommit(requestSecretDomain, []byte(id), r.Header.Get(RequestSecretHeader)) {
+		return notFound
 	}
 	var wait time.Duration
 	if v := r.URL.Query().Get("wait"); v != "" {
@@ -159,13 +173,49 @@ func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) erro
 	if !ok || q.Pending() {
 		var err error
 		if q, err = s.rd.ForgetRequest(id); errors.Is(err, store.ErrUnknownRequest) {
-			return problem("not-found", "no deletion request %s", id).at("id")
+			return notFound
 		} else if err != nil {
 			return err
 		}
 	}
 	c.count = q.Records
 	return writeJSON(w, http.StatusOK, stateOf(q))
+}
+
+// RequestSecretHeader carries a deletion request's secret (returned once by
+// POST /v1/forget) to GET /v1/forget/{id}.
+const RequestSecretHeader = "Unlearn-Request-Secret"
+
+const requestSecretDomain = "serve/forget-request-secret"
+
+// requestSecret is the secret of a deletion request: a keyed commitment to
+// its id under the certifier's key (sign.Secret.Commit), so that it needs
+// no storage, survives restarts, and only the service can make it.
+func (s *Server) requestSecret(id string) string {
+	return s.opt.Key.Commit(requestSecretDomain, []byte(id))
+}
+
+// checkKey checks one key a request gives: not empty, at most MaxKeyBytes.
+func checkKey(field, k string) *Problem {
+	switch {
+	case k == "":
+		return problem("unprocessable", "%s is empty", field).at(field)
+	case len(k) > MaxKeyBytes:
+		return problem("unprocessable", "%s is %d bytes long; a key has at most %d bytes", field, len(k), MaxKeyBytes).at(field)
+	}
+	return nil
+}
+
+// unknownRecord is the one answer to a deletion request naming a record
+// the store does not hold — never ingested, or already erased: it names
+// the request's field, never whether the record ever existed or which
+// request forgot it.
+func unknownRecord(err error, req forgetRequest) *Problem {
+	field := "ids"
+	if errors.Is(err, store.ErrUnknownKey) {
+		field = "keys"
+	}
+	return problem("unknown-record", "%s: a record named is not in the store (never ingested, or already forgotten); nothing was queued", field).at(field)
 }
 
 // digits matches runs of digits: a failed batch's error is logged with them

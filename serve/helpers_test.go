@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -186,6 +187,11 @@ func (f *fixture) do(method, path, token string, body any) response {
 	}
 	if token != "" {
 		req.Header.Set("Authorization", "Bearer "+token)
+	}
+	// GET /v1/forget/{id} as the filer: with the request's secret (the
+	// attacker's tests build their requests without it).
+	if id, ok := strings.CutPrefix(req.URL.Path, "/v1/forget/"); ok && method == "GET" {
+		req.Header.Set(RequestSecretHeader, f.srv.requestSecret(id))
 	}
 	res, err := f.ts.Client().Do(req)
 	require.NoError(f.t, err)

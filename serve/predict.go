@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"time"
 
 	"unlearn/dataset"
 	"unlearn/model"
@@ -166,6 +167,13 @@ func checkColumns(field string, columns, features []string) *Problem {
 }
 
 func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) error {
+	// A slot before the body is read: the memory of the predictions
+	// running at once is bounded by PredictSlots bodies and their rows.
+	release, p := s.predictSlot(r)
+	if p != nil {
+		return p
+	}
+	defer release()
 	var req predictRequest
 	if p := decodeBody(w, r, s.opt.MaxBody, &req); p != nil {
 		return p
@@ -191,6 +199,9 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 	if len(req.Rows) == 0 {
 		return problem("unprocessable", "rows is empty: send at least one row").at("rows")
 	}
+	if len(req.Rows) > s.opt.MaxRows {
+		return problem("too-many-rows", "%d rows; at most %d rows a request (the service's limit): send several requests", len(req.Rows), s.opt.MaxRows).at("rows")
+	}
 	if p := checkRows("rows", req.Rows, v.predictor.Dim()); p != nil {
 		return p
 	}
@@ -204,4 +215,26 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 		res.Predictions = pred.Values
 	}
 	return writeJSON(w, http.StatusOK, res)
+}
+
+// predictSlotWait is how long a prediction waits for a slot before it is
+// answered 429.
+const predictSlotWait = time.Second
+
+// predictSlot takes one of the PredictSlots, waiting at most
+// predictSlotWait; it returns the release, or a 429 problem with
+// Retry-After.
+func (s *Server) predictSlot(r *http.Request) (func(), *Problem) {
+	t := time.NewTimer(predictSlotWait)
+	defer t.Stop()
+	select {
+	case s.predictSlots <- struct{}{}:
+		return func() { <-s.predictSlots }, nil
+	case <-t.C:
+		p := problem("rate-limited", "%d predictions are running, the service's limit: retry", cap(s.predictSlots))
+		p.retryAfter = time.Second
+		return nil, p
+	case <-r.Context().Done():
+		return nil, problem("timeout", "the request was cancelled while waiting for a prediction slot")
+	}
 }

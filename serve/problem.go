@@ -61,6 +61,9 @@ var problemKinds = map[string]struct {
 	"not-certifiable":    {http.StatusConflict, "No certified release can be made of the store's state"},
 	"budget-exceeded":    {http.StatusConflict, "The release would exceed the privacy budget"},
 	"busy":               {http.StatusServiceUnavailable, "The store is busy with another write; retry"},
+	"too-many-rows":      {http.StatusRequestEntityTooLarge, "The request carries more rows or records than the service accepts at once"},
+	"rate-limited":       {http.StatusTooManyRequests, "Too many requests; retry later"},
+	"queue-full":         {http.StatusTooManyRequests, "The deletion queue is full; retry later"},
 	"shutting-down":      {http.StatusServiceUnavailable, "The service is shutting down"},
 	"internal":           {http.StatusInternalServerError, "Internal error"},
 }

@@ -43,13 +43,15 @@ type queue struct {
 	recent    map[string]store.QueuedForget
 	order     []string // recent, oldest first
 	lastBatch time.Duration
+	lastEnd   time.Time        // when the last batch ended
+	filedBy   map[string]int64 // queued request → the token that filed it (this run's)
 	lastErr   string
 	served    int
 }
 
 func newQueue(s *Server) (*queue, error) {
 	q := &queue{s: s, wake: make(chan struct{}, 1), notBefore: map[string]time.Time{}, failures: map[string]int{},
-		waiters: map[string]chan struct{}{}, recent: map[string]store.QueuedForget{}}
+		waiters: map[string]chan struct{}{}, recent: map[string]store.QueuedForget{}, filedBy: map[string]int64{}}
 	var err error
 	if q.pending, err = s.st.QueuedForgets(); err != nil {
 		return nil, err
@@ -65,9 +67,38 @@ func newQueue(s *Server) (*queue, error) {
 	return q, nil
 }
 
-// add queues an acknowledged request; urgent serves the queue at once.
-func (q *queue) add(r store.QueuedForget, urgent bool) {
+// admit reports whether a request by token may be queued: the queue holds
+// fewer than MaxQueued requests and the token fewer than
+// MaxQueuedPerToken. Otherwise it returns a 429 problem with Retry-After.
+// admit and add are called with the write lock held (postForget), so
+// that no other request is queued in between.
+func (q *queue) admit(token int64) *Problem {
 	q.mu.Lock()
+	defer q.mu.Unlock()
+	mine := 0
+	for _, r := range q.pending {
+		if q.filedBy[r.Request] == token {
+			mine++
+		}
+	}
+	var p *Problem
+	switch {
+	case len(q.pending) >= q.s.opt.MaxQueued:
+		p = problem("queue-full", "the deletion queue holds %d requests, its limit; nothing was queued: retry after the next batch", len(q.pending))
+	case mine >= q.s.opt.MaxQueuedPerToken:
+		p = problem("rate-limited", "this token has %d deletion requests queued, its limit; nothing was queued: retry after the next batch", mine)
+	default:
+		return nil
+	}
+	p.retryAfter = max(time.Second, min(q.margin(), time.Minute))
+	return p
+}
+
+// add queues an acknowledged request filed by token; urgent serves the
+// queue at once (at most one early batch every UrgentEvery).
+func (q *queue) add(r store.QueuedForget, token int64, urgent bool) {
+	q.mu.Lock()
+	q.filedBy[r.Request] = token
 	q.pending = append(q.pending, r)
 	q.urgent = q.urgent || urgent
 	q.s.metrics.queued.Set(float64(len(q.pending)))
@@ -115,7 +146,14 @@ func (q *queue) next(now time.Time) ([]string, time.Duration) {
 		return nil, sleep
 	}
 	start := oldest.Add(-q.margin())
-	if !q.urgent && now.Before(start) {
+	if q.urgent {
+		// Clients that ask to wait share a batch: an early one starts at
+		// most every UrgentEvery.
+		if e := q.lastEnd.Add(q.s.opt.UrgentEvery); e.Before(start) {
+			start = e
+		}
+	}
+	if now.Before(start) {
 		return nil, min(sleep, start.Sub(now))
 	}
 	q.urgent = false
@@ -210,7 +248,7 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		"path", string(rep.Path()), "ms", elapsed.Milliseconds())
 	q.mu.Lock()
 	defer q.mu.Unlock()
-	q.lastBatch, q.solo, q.lastErr = elapsed, false, ""
+	q.lastBatch, q.solo, q.lastErr, q.lastEnd = elapsed, false, "", time.Now()
 	done := map[string]bool{}
 	for _, r := range rep.Served {
 		done[r.Request] = true
@@ -221,6 +259,7 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		}
 		delete(q.notBefore, r.Request)
 		delete(q.failures, r.Request)
+		delete(q.filedBy, r.Request)
 		if r.Served.After(r.Deadline) {
 			q.s.metrics.deadlineMissed.Inc()
 		}

@@ -90,6 +90,10 @@ func (m *serviceModel) forget(t *rapid.T) {
 	if unknown {
 		ids = append(ids, m.nextID+1000)
 	}
+	for _, id := range picked {
+		// A forgotten record is answered as one never ingested.
+		unknown = unknown || m.forgotten.Has(id)
+	}
 	res := m.f.do("POST", "/v1/forget", m.f.tokens["forget"], map[string]any{"ids": ids, "keys": keys})
 	if unknown {
 		require.Equal(t, http.StatusUnprocessableEntity, res.status, "%s", res.body)

@@ -25,7 +25,21 @@ const (
 	DefaultLongPoll     = 25 * time.Second
 	DefaultTokenRefresh = time.Second
 	DefaultResolveCheck = time.Minute
+	// DefaultMaxRows caps the rows of one ingest or predict request and
+	// the ids and keys of one deletion request.
+	DefaultMaxRows = 10000
+	// DefaultMaxQueued caps the deletion requests queued at once, and
+	// DefaultMaxQueuedPerToken those one token has queued.
+	DefaultMaxQueued         = 10000
+	DefaultMaxQueuedPerToken = 1000
+	// DefaultUrgentEvery is the shortest time between two batches started
+	// early because a client asked to wait: waits within it share a batch.
+	DefaultUrgentEvery = time.Second
 )
+
+// MaxKeyBytes is the longest key (the string naming a record, POST
+// /v1/events and /v1/forget), in bytes of UTF-8.
+const MaxKeyBytes = 256
 
 // LedgerFile is the name of a store's own budget ledger (unlearn budget
 // --init), charged for every noised release when it exists.
@@ -54,6 +68,21 @@ type Options struct {
 	// MaxBody is the largest request body in bytes. Defaults to
 	// DefaultMaxBody.
 	MaxBody int64
+	// MaxRows caps the rows of one ingest or prediction request and the
+	// ids and keys of one deletion request (413 beyond). Defaults to
+	// DefaultMaxRows.
+	MaxRows int
+	// MaxQueued caps the deletion requests queued at once, and
+	// MaxQueuedPerToken those one token has queued (429 with Retry-After
+	// beyond). Default to DefaultMaxQueued and DefaultMaxQueuedPerToken.
+	MaxQueued, MaxQueuedPerToken int
+	// PredictSlots caps the predictions computed at once (a request that
+	// finds none free within a second is answered 429 with Retry-After).
+	// Defaults to GOMAXPROCS.
+	PredictSlots int
+	// UrgentEvery is the shortest time between two batches started early
+	// because a client asked to wait. Defaults to DefaultUrgentEvery.
+	UrgentEvery time.Duration
 	// WriteWait is how long a write request (ingest, forget, release) waits
 	// for the store while another write runs before it is answered 503
 	// with Retry-After. Defaults to DefaultWriteWait.
@@ -77,6 +106,10 @@ type Options struct {
 	// Toolkit is the toolkit version written into receipts and
 	// certificates ("unlearn 0.1.0").
 	Toolkit string
+	// Addr is the address the service listens on, written with the
+	// process id into the store's owner file (store.OwnerFile) so that a
+	// command refused while the service owns the store can name it.
+	Addr string
 	// Log receives the access log (one line per request) and the service's
 	// events. Defaults to a text logger on standard error.
 	Log *slog.Logger
@@ -91,15 +124,16 @@ type Server struct {
 	log    *slog.Logger
 	ledger *ledger.Ledger // nil: no ledger (noised releases refused)
 
-	write       chan struct{}   // the write lock: one write at a time, waited for with a bound
-	ingests     chan *ingestJob // batches waiting for the committer (ingest.go)
-	ingestDone  chan struct{}   // closed when the committer stops
-	decodeSlots chan struct{}   // ingest bodies parsed at once (events.go)
-	view        atomic.Pointer[view]
-	tokens      atomic.Pointer[tokenTable]
-	queue       *queue
-	resolver    *resolver
-	metrics     *metrics
+	write        chan struct{}   // the write lock: one write at a time, waited for with a bound
+	ingests      chan *ingestJob // batches waiting for the committer (ingest.go)
+	ingestDone   chan struct{}   // closed when the committer stops
+	decodeSlots  chan struct{}   // ingest bodies parsed at once (events.go)
+	predictSlots chan struct{}   // predictions computed at once (predict.go)
+	view         atomic.Pointer[view]
+	tokens       atomic.Pointer[tokenTable]
+	queue        *queue
+	resolver     *resolver
+	metrics      *metrics
 
 	closing  chan struct{} // closed by Close: long polls return, no new batch starts
 	stop     context.CancelFunc
@@ -113,9 +147,15 @@ type Server struct {
 // queued deletion requests and the store's state, opens the store's budget
 // ledger (DIR/budget.ledger) when there is one, and starts the deletion
 // queue's worker and the token refresher; Close stops them. st must stay
-// open until Close returns, and no other process should write to the store
-// while it runs (a second writer is safe, but the service's published state
-// would not show its writes until its own next write).
+// open until Close returns.
+//
+// The service owns the store (store.Store.Own): while st is open, every
+// other writer — a command such as unlearn ingest or forget, a second
+// service — is refused, naming this process and Options.Addr, so that the
+// published state is always the store's (only tokens may still be created
+// and revoked: the service reads them again every TokenRefresh). New fails
+// with an error matching store.ErrOwned when another process owns the
+// store or is writing to it.
 func New(st *store.Store, o Options) (*Server, error) {
 	if o.Key == nil {
 		return nil, errors.New("serve: Options.Key is required (the certifier's key signs receipts and certificates)")
@@ -132,6 +172,9 @@ func New(st *store.Store, o Options) (*Server, error) {
 	if o.Forget.MaxReplay > 0 && st.LearnerConfig().Radius <= 0 {
 		return nil, fmt.Errorf("serve: Options.Forget.MaxReplay: %w: the approximate path keeps only a noised, certified state, and the store's learner has no radius (create the store with --radius and --sample-bound, or serve every deletion exactly)", store.ErrNotCertifiable)
 	}
+	if err := st.Own(store.Owner{PID: os.Getpid(), Addr: o.Addr}); err != nil {
+		return nil, fmt.Errorf("serve: %w", err)
+	}
 	o.ForgetWithin = orDefault(o.ForgetWithin, DefaultForgetWithin)
 	o.WriteWait = orDefault(o.WriteWait, DefaultWriteWait)
 	o.LongPoll = orDefault(o.LongPoll, DefaultLongPoll)
@@ -139,6 +182,15 @@ func New(st *store.Store, o Options) (*Server, error) {
 	o.ResolveCheck = orDefault(o.ResolveCheck, DefaultResolveCheck)
 	if o.Forget.Noise.Toolkit == "" {
 		o.Forget.Noise.Toolkit = o.Toolkit
+	}
+	o.UrgentEvery = orDefault(o.UrgentEvery, DefaultUrgentEvery)
+	for _, f := range []struct {
+		v   *int
+		def int
+	}{{&o.MaxRows, DefaultMaxRows}, {&o.MaxQueued, DefaultMaxQueued}, {&o.MaxQueuedPerToken, DefaultMaxQueuedPerToken}, {&o.PredictSlots, runtime.GOMAXPROCS(0)}} {
+		if *f.v <= 0 {
+			*f.v = f.def
+		}
 	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
@@ -149,7 +201,7 @@ func New(st *store.Store, o Options) (*Server, error) {
 	if o.Log == nil {
 		o.Log = slog.New(slog.NewTextHandler(os.Stderr, nil))
 	}
-	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), ingests: make(chan *ingestJob, 64), ingestDone: make(chan struct{}), decodeSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), closing: make(chan struct{})}
+	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), ingests: make(chan *ingestJob, 64), ingestDone: make(chan struct{}), decodeSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), predictSlots: make(chan struct{}, o.PredictSlots), closing: make(chan struct{})}
 	var err error
 	if s.rd, err = store.OpenReader(st.Dir()); err != nil {
 		return nil, err

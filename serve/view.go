@@ -21,6 +21,7 @@ type view struct {
 	t          int
 	predictor  Predictor
 	predictErr error
+	needsNoise bool                  // the state is an approximate deletion's noised one
 	status     store.Status          // the full status at the last forget or start, adjusted by the ingests since
 	releases   []store.StoredRelease // kept releases with their bytes, oldest first
 }
@@ -46,13 +47,16 @@ func (s *Server) publish(what int, ingested ...store.IngestResult) error {
 		v.at = time.Now().UTC()
 	}
 	if what&publishState != 0 {
-		state, err := s.st.State()
+		// The published state: while an approximate deletion is pending,
+		// the noised w alone (store.Store.PublishedState).
+		state, needsNoise, err := s.st.PublishedState()
 		if err != nil {
 			return fmt.Errorf("serve: publish: %w", err)
 		}
 		h := s.st.Header()
 		v.kind, v.dim, v.t = h.Kind, h.D, state.T()
 		v.predictor, v.predictErr = s.opt.Predictor(state, h)
+		v.needsNoise = needsNoise
 	}
 	if what&publishStatus != 0 {
 		st, err := s.st.Status()

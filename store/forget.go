@@ -358,7 +358,7 @@ func (s *Store) forget(ctx context.Context, batch []Deletion, o ForgetOptions) (
 	// A repeated request (PathNone) vacuums too: after a crash or a
 	// failure in the VACUUM of the first, running the forget again is how
 	// the deleted pages' bytes are removed (ADV2-06).
-	if o.SkipVacuum {
+	if o.SkipVacuum || s.nothingToVacuum(ctx, reps) {
 		return reps, nil
 	}
 	vstart := time.Now()
@@ -374,6 +374,23 @@ func (s *Store) forget(ctx context.Context, batch []Deletion, o ForgetOptions) (
 	return reps, nil
 }
 
+// nothingToVacuum reports whether a batch erased nothing (every request's
+// path none) and the file has no free page left by an earlier forget
+// whose VACUUM failed: a VACUUM would then only rewrite the file, holding
+// the write lock, for nothing (a repeated request must not buy that).
+func (s *Store) nothingToVacuum(ctx context.Context, reps []ForgetReport) bool {
+	for _, r := range reps {
+		if r.Path != PathNone {
+			return false
+		}
+	}
+	var free int64
+	if err := s.db.QueryRowContext(ctx, `PRAGMA freelist_count`).Scan(&free); err != nil {
+		return false
+	}
+	return free == 0
+}
+
 // Vacuum rebuilds the database file, leaving no free page. Forget does it
 // after every request; call it again if that VACUUM failed.
 func (s *Store) Vacuum() error {
@@ -381,6 +398,9 @@ func (s *Store) Vacuum() error {
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return ErrClosed
+	}
+	if err := s.checkWriter(); err != nil {
+		return err
 	}
 	_, err := s.db.Exec(`VACUUM`)
 	return err

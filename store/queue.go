@@ -122,10 +122,11 @@ func resolution(ctx context.Context, db querier, q *QueuedForget) error {
 // (the caller's promise; the store records it). commitment is
 // certify.ForgetCommitment of the ids and keys under the requester's nonce.
 //
-// An id never ingested (ErrUnknownID) or a key not in the store
-// (ErrUnknownKey: never ingested, or already forgotten) is an error and
-// nothing is queued; an id already forgotten is accepted (its receipt says
-// so).
+// An id or key not in the store — never ingested, or already forgotten:
+// one answer for both, ErrUnknownID or ErrUnknownKey, whose text names no
+// record — is an error and nothing is queued. (A request for an id that
+// another queued request forgets first is still served, as path "none"
+// for that record; its receipt counts it as already forgotten.)
 func (s *Store) EnqueueForget(ids []int64, keys []string, commitment string, within time.Duration) (QueuedForget, error) {
 	if len(ids)+len(keys) == 0 {
 		return QueuedForget{}, &OptionError{Option: "IDs", Value: "[]", Want: "at least one id or key"}
@@ -159,9 +160,9 @@ func (s *Store) EnqueueForget(ids []int64, keys []string, commitment string, wit
 		all = slices.Compact(all)
 		for _, id := range all {
 			var one int
-			err := tx.QueryRow(`SELECT 1 FROM events WHERE id = ?1 UNION ALL SELECT 1 FROM forgotten WHERE id = ?1 LIMIT 1`, id).Scan(&one)
+			err := tx.QueryRow(`SELECT 1 FROM events WHERE id = ?1 AND NOT EXISTS (SELECT 1 FROM forgotten WHERE id = ?1) LIMIT 1`, id).Scan(&one)
 			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("%w: id %d was never ingested", ErrUnknownID, id)
+				return fmt.Errorf("%w: a record named is not in the store (never ingested, or already forgotten)", ErrUnknownID)
 			}
 			if err != nil {
 				return err
@@ -385,14 +386,26 @@ func (s *Store) ReceiptPending(rep *ForgetReport) string {
 		return fmt.Sprintf("approximate: noised state published (release %d: the output of intervention %s plus Gaussian noise, α %.4g (%s), σ = %.4g at (ε, δ) = (%v, %v)), exact replay pending, resolved by %s. "+
 			"Until then the store keeps of this request: the erased records' log positions and ids (no payload, no key), their tombstones, "+
 			"the store request's record (time, ids, intervention, exact ages, α, σ), the noised state and its checkpoint, the kept release %d "+
-			"and its budget ledger entry; no un-noised state or checkpoint holds the records' influence. Only noised, certified releases are published until then",
+			"and its budget ledger entry; %s. Only noised, certified releases are published until then, and predictions and evaluations answer from the noised w alone",
 			rep.ReleaseID, rep.Intervention, c.Sensitivity.Alpha, rep.Released.Path, c.Sigma, c.Epsilon, c.Delta,
-			resolutionWords(s.policy, rep.Request, time.Now().UTC(), s.head), rep.ReleaseID)
+			resolutionWords(s.policy, rep.Request, time.Now().UTC(), s.head), rep.ReleaseID, s.noisedStateWords())
 	case rep.NeedsNoise:
 		return "the model's state is the noised state of an approximate request not yet resolved (these records may have been erased by it): " +
 			"only noised, certified releases are published until an exact replay resolves it, " + resolutionWords(s.policy, 0, time.Time{}, 0)
 	}
 	return ""
+}
+
+// noisedStateWords says what of the noised state carries the records'
+// influence un-noised: nothing, or with averaging (olbfgs.Config.Average)
+// the running average of the iterates the state continues from, which no
+// output uses (Store.PublishedState) until the exact replay replaces it.
+func (s *Store) noisedStateWords() string {
+	if s.cfg.Average {
+		return "no un-noised checkpoint holds the records' influence, but the noised state keeps the learner's running average of the iterates, " +
+			"which is un-noised and follows them: no output uses it, and the exact replay replaces it"
+	}
+	return "no un-noised state or checkpoint holds the records' influence"
 }
 
 // resolutionWords says what resolves a pending request: the policy (with,

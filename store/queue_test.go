@@ -122,9 +122,23 @@ func TestServeForgetsBatch(t *testing.T) {
 	_, err = s.Check()
 	require.NoError(t, err)
 
-	// A request for records forgotten meanwhile is served as "none".
+	// A request for a forgotten record gets the answer of one never
+	// ingested, naming neither.
 	_, c := commitment(t, []int64{5}, nil)
-	q, err := s.EnqueueForget([]int64{5}, nil, c, time.Minute)
+	_, err = s.EnqueueForget([]int64{5}, nil, c, time.Minute)
+	require.ErrorIs(t, err, ErrUnknownID)
+	_, err2 := s.EnqueueForget([]int64{987654}, nil, c, time.Minute)
+	require.ErrorIs(t, err2, ErrUnknownID)
+	require.Equal(t, err.Error(), err2.Error(), "one message for forgotten and never ingested")
+	require.NotContains(t, err.Error(), "5")
+
+	// A request for records another queued request forgets first is
+	// served as "none".
+	q, err := s.EnqueueForget([]int64{6}, nil, c, time.Minute)
+	require.NoError(t, err)
+	q6, err := s.EnqueueForget([]int64{6}, nil, c, time.Minute)
+	require.NoError(t, err)
+	_, err = s.ServeForgets(context.Background(), []string{q6.Request}, ServeOptions{Sign: signer(key), Forget: ForgetOptions{SkipVacuum: true}})
 	require.NoError(t, err)
 	rep, err = s.ServeForgets(context.Background(), []string{q.Request}, ServeOptions{Sign: signer(key), Forget: ForgetOptions{SkipVacuum: true}})
 	require.NoError(t, err)
@@ -169,8 +183,10 @@ func TestEnqueueForgetRefuses(t *testing.T) {
 
 	_, err = s.Forget([]int64{3}, ForgetOptions{SkipVacuum: true})
 	require.NoError(t, err)
-	q, err := s.EnqueueForget([]int64{3}, nil, c, time.Hour)
-	require.NoError(t, err, "an id forgotten already is accepted (the receipt says so)")
+	_, err = s.EnqueueForget([]int64{3}, nil, c, time.Hour)
+	require.ErrorIs(t, err, ErrUnknownID, "an id forgotten already is answered as one never ingested")
+	q, err := s.EnqueueForget([]int64{4}, nil, c, time.Hour)
+	require.NoError(t, err)
 	require.NoError(t, s.RefuseForget(q.Request, "test refusal"))
 	got, err := s.ForgetRequest(q.Request)
 	require.NoError(t, err)
@@ -223,12 +239,15 @@ func TestQueueErasure(t *testing.T) {
 	s, _, key, dir := queueFixture(t)
 	keys := []string{userKey(61), userKey(77)}
 	_, c := commitment(t, []int64{13, 29}, keys)
-	// Id 14, forgotten before, makes the queued list differ from the
-	// store's own record of the request (forget_requests.ids: the
-	// tombstones' request, which lists only the ids it forgot).
-	_, err := s.Forget([]int64{14}, ForgetOptions{SkipVacuum: true})
+	// Id 14, forgotten by another queued request served first, makes the
+	// queued list differ from the store's own record of the request
+	// (forget_requests.ids: the tombstones' request, which lists only the
+	// ids it forgot).
+	q0, err := s.EnqueueForget([]int64{14}, nil, c, time.Hour)
 	require.NoError(t, err)
 	q, err := s.EnqueueForget([]int64{13, 14, 29}, keys, c, time.Hour)
+	require.NoError(t, err)
+	_, err = s.ServeForgets(context.Background(), []string{q0.Request}, ServeOptions{Sign: signer(key), Forget: ForgetOptions{SkipVacuum: true}})
 	require.NoError(t, err)
 	q2, err := s.EnqueueForget([]int64{30}, nil, c, time.Hour)
 	require.NoError(t, err)

@@ -113,7 +113,8 @@ func TestIngestSparseStream(t *testing.T) {
 
 // TestRepeatedForgetVacuums (ADV2-06): a forget whose ids were all
 // forgotten already (PathNone) still runs the VACUUM, so retrying a request
-// whose VACUUM crashed completes its erasure; with SkipVacuum it does not.
+// whose VACUUM crashed completes its erasure; with SkipVacuum it does not;
+// once no free page is left, a repeated forget does not VACUUM.
 func TestRepeatedForgetVacuums(t *testing.T) {
 	h := genHistory(t, stream.KindLogistic, 20, 400, 5)
 	s := createStore(t, t.TempDir(), h.Header, 4, 100)
@@ -143,4 +144,12 @@ func TestRepeatedForgetVacuums(t *testing.T) {
 	require.Equal(t, PathNone, rep.Path)
 	require.Equal(t, ids, rep.AlreadyForgotten)
 	require.Zero(t, freePages(), "the repeated forget vacuumed")
+	require.Positive(t, rep.Vacuum)
+
+	// Nothing erased and no free page: no VACUUM (a repeated request must
+	// not buy a rewrite of the whole file under the write lock).
+	rep, err = s.Forget(ids, ForgetOptions{})
+	require.NoError(t, err)
+	require.Equal(t, PathNone, rep.Path)
+	require.Zero(t, rep.Vacuum, "no VACUUM when nothing was erased")
 }

@@ -78,6 +78,10 @@ type Store struct {
 	// the state is still re-read. TestReleaseHeadRace probes a race between
 	// two handles that the check's read of the whole file would only slow.
 	skipCheck bool
+
+	// owner is this handle's lock on OwnerFile (owner.go): exclusive after
+	// Own, shared after its first write otherwise; nil before.
+	owner *ownerLock
 }
 
 // Create makes a new store in dir (created if missing, mode 0700) for the
@@ -180,7 +184,7 @@ func (s *Store) initialize() error {
 	}
 	s.policy.meta(meta)
 	meta["config_sha256"] = fmt.Sprintf("%x", sumConfig(meta))
-	return s.inTx(ctx, func(tx *sql.Tx) error {
+	return s.inTxAnyWriter(ctx, func(tx *sql.Tx) error {
 		for k, v := range meta {
 			if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, k, v); err != nil {
 				return err
@@ -414,6 +418,7 @@ func (s *Store) Close() error {
 	}
 	err := s.db.Close()
 	s.db = nil
+	s.releaseOwner()
 	return err
 }
 
@@ -453,7 +458,20 @@ func (s *Store) State() (*olbfgs.Learner, error) {
 // counter of meta, read under the transaction's lock), and counts its own
 // commit in it; on any error the transaction is rolled back and the cached
 // state reloaded.
+//
+// A handle that does not own the store (Own) may write only while no
+// service owns it: its first write takes a shared lock on OwnerFile, kept
+// until Close, and is refused with an *OwnedError while a service holds it.
 func (s *Store) inTx(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
+	if err := s.checkWriter(); err != nil {
+		return err
+	}
+	return s.inTxAnyWriter(ctx, f)
+}
+
+// inTxAnyWriter is inTx without the owner check: for the tokens, which a
+// service reads again on its own, and for Create.
+func (s *Store) inTxAnyWriter(ctx context.Context, f func(tx *sql.Tx) error) (err error) {
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("store: begin: %w", err)

@@ -65,7 +65,7 @@ func (s *Store) CreateToken(name string, scopes []string) (string, Token, error)
 	if s.db == nil {
 		return "", Token{}, ErrClosed
 	}
-	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+	err := s.inTxAnyWriter(context.Background(), func(tx *sql.Tx) error {
 		r := tokenRecord{name: t.Name, hash: t.Hash[:], scopes: strings.Join(t.Scopes, ","), created: t.Created.Format(time.RFC3339Nano)}
 		// The sum covers the token's number, known once the row is in.
 		res, err := tx.Exec(`INSERT INTO tokens (name, hash, scopes, created, sha256) VALUES (?, ?, ?, ?, zeroblob(32))`,
@@ -106,7 +106,7 @@ func (s *Store) RevokeToken(id int64) (Token, error) {
 		return Token{}, ErrClosed
 	}
 	var out Token
-	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
+	err := s.inTxAnyWriter(context.Background(), func(tx *sql.Tx) error {
 		recs, err := tokenRecords(context.Background(), tx, `WHERE token = ?`, id)
 		if err != nil {
 			return err

@@ -144,6 +144,10 @@ edited.
 				return err
 			}
 			defer s.Close()
+			// A service that owns the store is its only writer (store.Own).
+			if err := s.ClaimWriter(); err != nil {
+				return err
+			}
 			var rep store.ForgetReport
 			switch {
 			case resolve:

@@ -140,6 +140,10 @@ refused inside the store directory.`,
 				return err
 			}
 			defer s.Close()
+			// A service that owns the store is its only writer (store.Own).
+			if err := s.ClaimWriter(); err != nil {
+				return err
+			}
 			contract, err := model.ContractOf(s.Header())
 			if err != nil {
 				return fmt.Errorf("the store's header: %w", err)
@@ -342,7 +346,7 @@ func printStoreProgress(cmd *cobra.Command, s *store.Store) error {
 	if !s.LearnerConfig().Progress {
 		return nil
 	}
-	l, err := s.State()
+	l, _, err := s.PublishedState() // never the un-noised trajectory's
 	if err != nil {
 		return err
 	}

@@ -172,7 +172,9 @@ func storeModels(dir string, counterfactual bool, label func(*store.Store) (stri
 			return nil, err
 		}
 	}
-	cur, err := s.State()
+	// The published state: while an approximate deletion is pending, the
+	// noised w alone, never the un-noised trajectory's average.
+	cur, _, err := s.PublishedState()
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,10 @@ experiments only.`,
 				return err
 			}
 			defer s.Close()
+			// A service that owns the store is its only writer (store.Own).
+			if err := s.ClaimWriter(); err != nil {
+				return err
+			}
 			// The store's own ledger, DIR/budget.ledger, is used when it
 			// exists (create it with unlearn budget --init).
 			if ledgerFile == "" {

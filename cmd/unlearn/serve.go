@@ -28,7 +28,8 @@ func newServeCmd() *cobra.Command {
 		dir, addr, keyFile, intervention, tlsCert, tlsKey string
 		within, writeWait, readTimeout, grace             time.Duration
 		maxBody                                           int64
-		maxReplay                                         int
+		maxReplay, maxRows, maxQueued, maxQueuedToken     int
+		predictSlots                                      int
 		epsilon, delta                                    float64
 		memory, calibration, ages                         string
 		resolveCheck                                      time.Duration
@@ -131,6 +132,17 @@ a key or a token.`,
 					return flagError(f.name, "%v: must be positive", f.d)
 				}
 			}
+			for _, f := range []struct {
+				name string
+				v    int
+			}{{"max-rows", maxRows}, {"max-queued", maxQueued}, {"max-queued-per-token", maxQueuedToken}} {
+				if f.v < 1 {
+					return flagError(f.name, "%d: must be at least 1", f.v)
+				}
+			}
+			if predictSlots < 0 {
+				return flagError("predict-slots", "%d: must be non-negative (0: the number of processors)", predictSlots)
+			}
 			if maxBody < 1024 {
 				return flagError("max-body", "%d: at least 1024 bytes", maxBody)
 			}
@@ -144,18 +156,21 @@ a key or a token.`,
 			}
 			defer s.Close()
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
+			// Listen first: the owner file names the address, for the
+			// commands refused while the service owns the store.
+			l, err := net.Listen("tcp", addr)
+			if err != nil {
+				return flagError("addr", "%v", err)
+			}
 			srv, err := serve.New(s, serve.Options{
 				Key: key, ForgetWithin: within, WriteWait: writeWait, MaxBody: maxBody,
-				Forget: fo, ResolveCheck: resolveCheck,
+				Forget: fo, ResolveCheck: resolveCheck, Addr: l.Addr().String(),
+				MaxRows: maxRows, MaxQueued: maxQueued, MaxQueuedPerToken: maxQueuedToken, PredictSlots: predictSlots,
 				Toolkit: "unlearn " + version, Log: logger,
 			})
 			if err != nil {
+				l.Close()
 				return err
-			}
-			l, err := net.Listen("tcp", addr)
-			if err != nil {
-				srv.Close(context.Background())
-				return flagError("addr", "%v", err)
 			}
 			ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, os.Interrupt)
 			defer stop()
@@ -186,6 +201,10 @@ a key or a token.`,
 	f.StringVar(&tlsCert, "tls-cert", "", "PEM certificate: serve HTTPS only (with --tls-key)")
 	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.Int64Var(&maxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes")
+	f.IntVar(&maxRows, "max-rows", serve.DefaultMaxRows, "most rows an ingest or prediction request may carry, and ids and keys a deletion request (413 beyond)")
+	f.IntVar(&maxQueued, "max-queued", serve.DefaultMaxQueued, "most deletion requests queued at once (429 with Retry-After beyond)")
+	f.IntVar(&maxQueuedToken, "max-queued-per-token", serve.DefaultMaxQueuedPerToken, "most deletion requests one token may have queued (429 with Retry-After beyond)")
+	f.IntVar(&predictSlots, "predict-slots", 0, "most predictions computed at once, 0: the number of processors (a prediction waiting over a second for one is answered 429)")
 	f.DurationVar(&writeWait, "write-wait", serve.DefaultWriteWait, "how long a write waits for the store (another write running) before it is answered 503")
 	f.DurationVar(&readTimeout, "read-timeout", 60*time.Second, "a client must send its whole request within this (a stalled body is answered 408)")
 	f.DurationVar(&grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long requests in flight and a running deletion batch may take before they are rolled back")

@@ -3,6 +3,7 @@ port): the notebook's path end to end, and every error as an exception."""
 
 import json
 import os
+import subprocess
 
 import pytest
 
@@ -105,7 +106,12 @@ def test_errors_are_problems(service):
         c.forget(ids=[999])
     assert e.value.kind == "unknown-record"
     with pytest.raises(unlearn.NotFoundError):
-        c.request("0" * 32)
+        c.request("0" * 32, "0" * 64)
+    r = c.forget(ids=[3])
+    assert len(r.secret) == 64
+    assert c.request(r.id, r.secret)["state"] in ("queued", "served")
+    with pytest.raises(unlearn.NotFoundError):  # bound to the secret returned at filing
+        c.request(r.id, "0" * 64)
     with pytest.raises(ValueError):
         c.predict([[1.0, float("nan"), 0.0, 0.0]])
     with pytest.raises(ValueError):
@@ -215,3 +221,21 @@ def test_multinomial_with_columns(unlearn_bin, tmp_path):
             assert p.shape == (4, 3)
     finally:
         assert s.stop() == 0
+
+
+def test_store_owned_by_the_service(service, unlearn_bin):
+    """While the service runs, a second process's writes are refused naming
+    the service (its pid and address), a second service refuses to start,
+    and the read-only commands still work."""
+    c = unlearn.Client(service.url, service.tokens["all"])
+    X, y = dataset(5, service.d)
+    c.ingest(X, y)
+    for args in (["forget", "--store", service.store, "--ids", "1"],
+                 ["serve", "--store", service.store, "--addr", "127.0.0.1:0", "--key", service.key + ".key"]):
+        p = subprocess.run([unlearn_bin, *args], capture_output=True, text=True, timeout=60)
+        assert p.returncode != 0, args
+        assert "process id %d" % service.proc.pid in p.stderr, p.stderr
+        assert "send the request to the service" in p.stderr
+    p = subprocess.run([unlearn_bin, "status", "--store", service.store], capture_output=True, text=True, timeout=60)
+    assert p.returncode == 0, p.stderr
+    assert c.status()["store"]["events"] == 5

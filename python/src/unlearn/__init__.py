@@ -11,7 +11,8 @@ installed. See docs/service.md.
 
 from .client import Client, ForgetRequest
 from .errors import (AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
-                     ProblemError, ReceiptError, UnavailableError, UnlearnError, WaitTimeout)
+                     ProblemError, ReceiptError, TooManyRequestsError, UnavailableError, UnlearnError,
+                     WaitTimeout)
 from .receipt import PublicKey, Receipt, commitment, verify_receipt
 
 __version__ = "0.1.0"
@@ -19,5 +20,5 @@ __version__ = "0.1.0"
 __all__ = [
     "Client", "ForgetRequest", "PublicKey", "Receipt", "commitment", "verify_receipt",
     "UnlearnError", "ProblemError", "BadRequestError", "AuthenticationError", "ForbiddenError",
-    "NotFoundError", "ConflictError", "UnavailableError", "ReceiptError", "WaitTimeout",
+    "NotFoundError", "ConflictError", "UnavailableError", "TooManyRequestsError", "ReceiptError", "WaitTimeout",
 ]

@@ -80,6 +80,9 @@ def _list(v, convert):
     return [convert(x) for x in v]
 
 
+SECRET_HEADER = "Unlearn-Request-Secret"
+
+
 class Client:
     """A client of one `unlearn serve` service.
 
@@ -108,9 +111,9 @@ class Client:
 
     # -- HTTP ---------------------------------------------------------------
 
-    def _request(self, method, path, body=None, timeout=None):
+    def _request(self, method, path, body=None, timeout=None, headers=None):
         data = None
-        headers = {"Authorization": "Bearer " + self._token, "Accept": "application/json"}
+        headers = dict(headers or {}, Authorization="Bearer " + self._token, Accept="application/json")
         if body is not None:
             data = json.dumps(body, allow_nan=False).encode("utf-8")
             headers["Content-Type"] = "application/json"
@@ -128,7 +131,7 @@ class Client:
             except ValueError:
                 doc = {"status": e.code, "title": e.reason, "detail": raw.decode("utf-8", "replace")[:500]}
             err = problem_error(doc, e.code)
-            if isinstance(err, UnavailableError) and e.headers.get("Retry-After", "").isdigit():
+            if e.headers.get("Retry-After", "").isdigit():
                 err.retry_after = int(e.headers["Retry-After"])
             raise err from None
 
@@ -210,13 +213,15 @@ class Client:
             body["keys"] = keys
         return ForgetRequest(self, self._request("POST", "/v1/forget", body), nonce, ids, keys)
 
-    def request(self, request_id):
+    def request(self, request_id, secret):
         """The state of a deletion request by id, as a dict (its receipt
         file under "receipt" once served, and "path"; for a request served
         on the approximate path, "resolution": "pending" until the exact
         replay the store's resolution policy runs, then "resolved", with
-        "resolved" and "resolved_by")."""
-        return self._request("GET", "/v1/forget/" + request_id)
+        "resolved" and "resolved_by"). secret is the request's secret
+        (ForgetRequest.secret, returned once when it was filed): the service
+        answers only its holder (NotFoundError otherwise)."""
+        return self._request("GET", "/v1/forget/" + request_id, headers={SECRET_HEADER: secret})
 
     def release(self, epsilon, delta, memory="reset", calibration="analytic"):
         """Publishes a certified release of the model, charged to the
@@ -260,6 +265,7 @@ class ForgetRequest:
         self.deadline = answer["deadline"]
         self.records = answer["records"]
         self.commitment = answer["commitment"]
+        self.secret = answer["secret"]  # the capability to read the request's state: keep it with the nonce
         self.nonce = nonce
         self.ids, self.keys = list(ids), list(keys)
 
@@ -268,7 +274,7 @@ class ForgetRequest:
 
     def state(self):
         """The request's state as the service reports it."""
-        return self._client.request(self.id)
+        return self._client.request(self.id, self.secret)
 
     def wait(self, timeout=None, public_key=None):
         """Waits until the request is served (at most timeout seconds; None:
@@ -288,7 +294,7 @@ class ForgetRequest:
             left = 25.0 if end is None else max(0.0, end - time.monotonic())
             poll = min(25.0, left)
             st = self._client._request("GET", "/v1/forget/%s?wait=%.3f" % (self.id, poll),
-                                       timeout=poll + self._client.timeout)
+                                       timeout=poll + self._client.timeout, headers={SECRET_HEADER: self.secret})
             if st["state"] == "served":
                 return verify_receipt(st["receipt"], key, self.nonce, self.ids, self.keys)
             if st["state"] == "refused":

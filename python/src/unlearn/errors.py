@@ -60,6 +60,14 @@ class UnavailableError(ProblemError):
     retry_after = None
 
 
+class TooManyRequestsError(ProblemError):
+    """429: a limit of the service (the deletion queue, a token's share of
+    it, the predictions running at once); retry after ``retry_after``
+    seconds."""
+
+    retry_after = None
+
+
 class ReceiptError(UnlearnError):
     """A receipt that does not verify: malformed, signed by another key,
     edited after signing, or not covering the request's records."""
@@ -72,7 +80,7 @@ class WaitTimeout(UnlearnError, TimeoutError):
 
 _BY_STATUS = {400: BadRequestError, 401: AuthenticationError, 403: ForbiddenError, 404: NotFoundError,
               405: BadRequestError, 408: BadRequestError, 409: ConflictError, 413: BadRequestError,
-              415: BadRequestError, 422: BadRequestError, 503: UnavailableError}
+              415: BadRequestError, 422: BadRequestError, 429: TooManyRequestsError, 503: UnavailableError}
 
 
 def problem_error(problem, status):
