@@ -15,6 +15,7 @@ import (
 
 	"unlearn/certify"
 	"unlearn/internal/floatbits"
+	"unlearn/internal/testutil"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -195,7 +196,7 @@ func TestIngestRefusals(t *testing.T) {
 func TestForgetExactProperty(t *testing.T) {
 	saved := ckptAsyncMaxFloats
 	defer func() { ckptAsyncMaxFloats = saved }()
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(t, testutil.FewerUnderRace(10, func(rt *rapid.T) {
 		mode := rapid.SampledFrom([]string{"mixed", "exact", "mixed, checkpoints written directly"}).Draw(rt, "mode")
 		approximate := mode != "exact"
 		ckptAsyncMaxFloats = saved
@@ -279,7 +280,7 @@ func TestForgetExactProperty(t *testing.T) {
 		rep, err := s.Check()
 		require.NoError(rt, err)
 		require.Equal(rt, !pending, rep.StateFromScratch)
-	})
+	}))
 }
 
 // TestForgetApproximate: beyond the replay cap the intervention is applied
