@@ -158,6 +158,7 @@ func TestKeyRefusedInBatch(t *testing.T) {
 // store directory holds the key's bytes, while it did before (so the search
 // can fail); with and without the VACUUM, on both paths.
 func TestKeyErasure(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	for _, skip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("SkipVacuum=%v", skip), func(t *testing.T) {
 			h := genHistory(t, stream.KindLogistic, 3, 200, 8)

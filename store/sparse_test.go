@@ -115,6 +115,7 @@ func TestIngestSparseStream(t *testing.T) {
 // forgotten already (PathNone) still runs the VACUUM, so retrying a request
 // whose VACUUM crashed completes its erasure; with SkipVacuum it does not.
 func TestRepeatedForgetVacuums(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 20, 400, 5)
 	s := createStore(t, t.TempDir(), h.Header, 4, 100)
 	defer s.Close()

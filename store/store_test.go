@@ -292,6 +292,7 @@ func TestForgetExactProperty(t *testing.T) {
 // the request records what the release covers; a later exact forget
 // removes the influence and the state is the oracle again.
 func TestForgetApproximate(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 3, 60, 5)
 	cfg := learnerConfig(h.Header.D, 4)
 	cfg.Radius = 2 // binding: the noised w is projected back (w of these streams reaches ‖w‖ ≈ 1)
