@@ -237,6 +237,7 @@ func storedMaterial(t *testing.T, s *Store, seq int64) (before *olbfgs.Learner, 
 // insert, and the un-noised current state that a pre-version-6 noop forget
 // kept as it was), and fails on every byte the store holds after it.
 func TestAttackAfterApproximateForget(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	for _, tc := range []struct {
 		kind      stream.Kind
 		d, n, del int

@@ -65,6 +65,7 @@ func scanDir(t *testing.T, dir string, enc map[string][]byte) map[string][]strin
 // the store directory holds any encoding of a deleted payload, while it
 // did before (so the search can fail).
 func TestErasure(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	for _, sparse := range []bool{false, true} {
 		for _, skip := range []bool{false, true} {
 			t.Run(fmt.Sprintf("sparse=%v/SkipVacuum=%v", sparse, skip), func(t *testing.T) {

@@ -266,6 +266,7 @@ func revertIndexPage(t *testing.T, dir string) (capture, revert func()) {
 }
 
 func TestCorruptionRefused(t *testing.T) {
+	t.Parallel() // every case damages a copy of its own: they run beside each other and the other tests
 	type damage struct {
 		name string
 		do   func(t *testing.T, dir string, h *stream.History)
@@ -405,6 +406,7 @@ func TestCorruptionRefused(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
 			dir, h := integrityStore(t)
 			if c.name == "the log's index on id reverted (a lost hot journal)" {
 				// The index as it was after 50 events, the table with 60.

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"unlearn/internal/testutil"
 	"unlearn/stream"
 )
 
@@ -157,6 +158,7 @@ func TestKeyRefusedInBatch(t *testing.T) {
 // store directory holds the key's bytes, while it did before (so the search
 // can fail); with and without the VACUUM, on both paths.
 func TestKeyErasure(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	for _, skip := range []bool{false, true} {
 		t.Run(fmt.Sprintf("SkipVacuum=%v", skip), func(t *testing.T) {
 			h := genHistory(t, stream.KindLogistic, 3, 200, 8)
@@ -221,7 +223,8 @@ func TestOpenSchema2(t *testing.T) {
 // forgotten key is unknown, the keys table holds exactly the model, and
 // the state is the replay of the deletion-edited stream.
 func TestKeysProperty(t *testing.T) {
-	rapid.Check(t, func(t *rapid.T) {
+	t.Parallel() // a store of its own per case: it runs beside the other tests
+	rapid.Check(t, testutil.FewerUnderRace(10, func(t *rapid.T) {
 		n := rapid.IntRange(5, 40).Draw(t, "n")
 		h := genHistory(t, stream.KindLogistic, 2, n, rapid.Uint64Range(0, 1000).Draw(t, "seed"))
 		dir, err := os.MkdirTemp("", "store-keys-")
@@ -280,7 +283,7 @@ func TestKeysProperty(t *testing.T) {
 			}
 			requireSameState(t, s, oracle(t, s.LearnerConfig(), h.Loss, h.Events[:next], forgotten), "after an action")
 		}
-	})
+	}))
 }
 
 func mapKeys(m map[string]int64) []string {

@@ -13,6 +13,7 @@ import (
 // (more than two pages), marks erased rows, and can be closed before the
 // log is drained without leaking its goroutine or holding the transaction.
 func TestLogReader(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	const d = 2
 	n := 2*pageRows + 17
 	h := genHistory(t, stream.KindQuadratic, d, 50, 3)

@@ -8,6 +8,7 @@ import (
 	"pgregory.net/rapid"
 
 	"unlearn/certify"
+	"unlearn/internal/testutil"
 	"unlearn/noise"
 	"unlearn/stream"
 )
@@ -130,14 +131,12 @@ func (m *storeMachine) check(t *rapid.T, full bool) {
 
 // TestStoreMachine runs the state machine on random streams, checkpoint
 // intervals and memories: rapid's cases (100 by default), of which the
-// first 25 under the race detector, which slows the pure-Go SQLite ~10×
-// (the others then return at once; -race -rapid.checks=25 runs the same).
+// first 8 under the race detector, which slows the pure-Go SQLite ~10×
+// (testutil.FewerUnderRace; .ci/run runs all of them without it). It
+// shares no file or variable with the other tests and runs beside them.
 func TestStoreMachine(t *testing.T) {
-	cases := 0
-	rapid.Check(t, func(t *rapid.T) {
-		if cases++; raceEnabled && cases > 25 {
-			return
-		}
+	t.Parallel()
+	rapid.Check(t, testutil.FewerUnderRace(8, func(t *rapid.T) {
 		kind := rapid.SampledFrom([]stream.Kind{stream.KindQuadratic, stream.KindLogistic}).Draw(t, "kind")
 		h := genHistory(t, kind, 2, 24, rapid.Uint64Range(0, 100).Draw(t, "seed"))
 		dir, err := os.MkdirTemp("", "store-machine-")
@@ -162,5 +161,5 @@ func TestStoreMachine(t *testing.T) {
 			m.check(t, false)
 		}
 		m.check(t, true)
-	})
+	}))
 }

@@ -20,6 +20,7 @@ import (
 // oldest erased insert on, so that no un-noised residue of either request
 // stays; a resolution makes the state exact.
 func TestOpenSchema5PendingApproximate(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 3, 60, 12)
 	dir := t.TempDir()
 	s := createStore(t, dir, h.Header, 3, 10)

@@ -26,6 +26,7 @@ import (
 // (ErrNotCertifiable: its means and deviations are un-noised functions of
 // the deleted rows), and nothing changes.
 func TestApproximateForgetWithOptions(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	for _, c := range []struct {
 		name     string
 		kind     stream.Kind

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"pgregory.net/rapid"
 
+	"unlearn/internal/testutil"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 )
@@ -98,7 +99,8 @@ func drawOptions(rt *rapid.T, c olbfgs.Config) olbfgs.Config {
 // the oracle's. `go test ./store -run WithOptions -rapid.checks=2000` is
 // the long run.
 func TestForgetExactWithOptions(t *testing.T) {
-	rapid.Check(t, func(rt *rapid.T) {
+	t.Parallel() // a store of its own per case: it runs beside the other tests
+	rapid.Check(t, testutil.FewerUnderRace(10, func(rt *rapid.T) {
 		kind := rapid.SampledFrom([]stream.Kind{stream.KindLogistic, stream.KindRegression, stream.KindMultinomial}).Draw(rt, "kind")
 		d := rapid.IntRange(1, 4).Draw(rt, "d")
 		n := rapid.IntRange(1, 50).Draw(rt, "n")
@@ -136,7 +138,7 @@ func TestForgetExactWithOptions(t *testing.T) {
 		rep, err := s.Check()
 		require.NoError(rt, err)
 		require.True(rt, rep.StateFromScratch)
-	})
+	}))
 }
 
 // TestStoreKeepsOptions checks that a store created with options reopens

@@ -154,6 +154,7 @@ func sparseHistory(t tb, d, n, nnz int, seed uint64) (h *stream.History, sparse 
 // other contents grow with d as the dense log does) and small enough for
 // the replays and snapshots under the race detector.
 func TestSparseStoreSizeAndExactness(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	const d, n, nnz = 4_000, 120, 5
 	h, sp := sparseHistory(t, d, n, nnz, 4)
 	dir := t.TempDir()
@@ -214,6 +215,7 @@ func TestSparseStoreSizeAndExactness(t *testing.T) {
 // intervention, an exact forget replaying over it, Check — never an erased
 // event or an empty sample (a panic in the loss).
 func TestEmptyPayloadIsAnError(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	const d = 16
 	h := genHistory(t, stream.KindLogistic, d, 60, 5)
 	mk := func(t *testing.T) *Store {

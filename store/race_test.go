@@ -3,5 +3,5 @@
 package store
 
 // raceEnabled reports whether the race detector is on: it slows the pure-Go
-// SQLite ~10×, and TestStoreMachine runs fewer full cases under it.
+// SQLite ~10×, and the property tests skip their cheap check under it.
 const raceEnabled = true

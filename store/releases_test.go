@@ -11,6 +11,7 @@ import (
 	"pgregory.net/rapid"
 
 	"unlearn/certify"
+	"unlearn/internal/testutil"
 	"unlearn/noise"
 	"unlearn/stream"
 )
@@ -206,8 +207,9 @@ func TestOpenSchema1(t *testing.T) {
 // inserts — an insert ingested before the release and not yet forgotten
 // when it was made — and keeps every other, byte for byte.
 func TestKeptReleasesProperty(t *testing.T) {
+	t.Parallel() // a store of its own per case: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 3, 60, 13)
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(t, testutil.FewerUnderRace(10, func(rt *rapid.T) {
 		cfg := learnerConfig(3, rapid.IntRange(0, 4).Draw(rt, "tau"))
 		cfg.Radius, cfg.SampleBound = 4, 20
 		dir, err := os.MkdirTemp("", "store-releases-")
@@ -314,7 +316,7 @@ func TestKeptReleasesProperty(t *testing.T) {
 				require.Equal(rt, m.kept.Certificate, got.Certificate)
 			}
 		}
-	})
+	}))
 }
 
 // TestReleaseIDsNeverReused (issue #11): keep, forget (erasing the newest

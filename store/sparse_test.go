@@ -116,6 +116,7 @@ func TestIngestSparseStream(t *testing.T) {
 // whose VACUUM crashed completes its erasure; with SkipVacuum it does not;
 // once no free page is left, a repeated forget does not VACUUM.
 func TestRepeatedForgetVacuums(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 20, 400, 5)
 	s := createStore(t, t.TempDir(), h.Header, 4, 100)
 	defer s.Close()

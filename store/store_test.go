@@ -15,6 +15,7 @@ import (
 
 	"unlearn/certify"
 	"unlearn/internal/floatbits"
+	"unlearn/internal/testutil"
 	"unlearn/olbfgs"
 	"unlearn/stream"
 	"unlearn/unlearn"
@@ -195,7 +196,7 @@ func TestIngestRefusals(t *testing.T) {
 func TestForgetExactProperty(t *testing.T) {
 	saved := ckptAsyncMaxFloats
 	defer func() { ckptAsyncMaxFloats = saved }()
-	rapid.Check(t, func(rt *rapid.T) {
+	rapid.Check(t, testutil.FewerUnderRace(10, func(rt *rapid.T) {
 		mode := rapid.SampledFrom([]string{"mixed", "exact", "mixed, checkpoints written directly"}).Draw(rt, "mode")
 		approximate := mode != "exact"
 		ckptAsyncMaxFloats = saved
@@ -279,7 +280,7 @@ func TestForgetExactProperty(t *testing.T) {
 		rep, err := s.Check()
 		require.NoError(rt, err)
 		require.Equal(rt, !pending, rep.StateFromScratch)
-	})
+	}))
 }
 
 // TestForgetApproximate: beyond the replay cap the intervention is applied
@@ -291,6 +292,7 @@ func TestForgetExactProperty(t *testing.T) {
 // the request records what the release covers; a later exact forget
 // removes the influence and the state is the oracle again.
 func TestForgetApproximate(t *testing.T) {
+	t.Parallel() // stores of its own: it runs beside the other tests
 	h := genHistory(t, stream.KindLogistic, 3, 60, 5)
 	cfg := learnerConfig(h.Header.D, 4)
 	cfg.Radius = 2 // binding: the noised w is projected back (w of these streams reaches ‖w‖ ≈ 1)

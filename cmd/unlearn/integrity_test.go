@@ -1,13 +1,16 @@
 package main
 
 import (
+	"bytes"
 	"database/sql"
 	"fmt"
 	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -17,10 +20,34 @@ import (
 
 // keyedStore makes a store from a CSV file of 30 rows whose string ids are
 // e-mail-like keys — one holding a comma, one a quote, one that reads as
-// an integer ("17") — and returns the store and the keys by row (id).
+// an integer ("17") — and returns the store and the keys by row (id). The
+// store is made once per test binary (unlearn init and ingest) and its
+// files are copied into a fresh folder for each caller.
 func keyedStore(t *testing.T) (st string, keys []string) {
 	t.Helper()
-	dir := t.TempDir()
+	keyedOnce.Do(func() { keyedFiles, keyedKeys, keyedErr = buildKeyedStore() })
+	require.NoError(t, keyedErr)
+	st = filepath.Join(t.TempDir(), "model")
+	require.NoError(t, os.Mkdir(st, 0o755))
+	for name, b := range keyedFiles {
+		require.NoError(t, os.WriteFile(filepath.Join(st, name), b, 0o600))
+	}
+	return st, slices.Clone(keyedKeys)
+}
+
+var (
+	keyedOnce  sync.Once
+	keyedFiles map[string][]byte // the store folder's files by name
+	keyedKeys  []string
+	keyedErr   error
+)
+
+func buildKeyedStore() (files map[string][]byte, keys []string, err error) {
+	dir, err := os.MkdirTemp("", "unlearn-keyed-")
+	if err != nil {
+		return nil, nil, err
+	}
+	defer os.RemoveAll(dir)
 	var b strings.Builder
 	b.WriteString("user,a,b,y\n")
 	keys = make([]string, 31)
@@ -36,13 +63,37 @@ func keyedStore(t *testing.T) (st string, keys []string) {
 		fmt.Fprintf(&b, "%s,%d,%d,%d\n", k, i%7-3, i%5-2, i%2)
 	}
 	data := filepath.Join(dir, "rows.csv")
-	require.NoError(t, os.WriteFile(data, []byte(b.String()), 0o644))
-	st = filepath.Join(dir, "model")
-	out, err := runCLI(t, "init", "--store", st, "--data", data, "--label", "y", "--id", "user", "--tau", "3", "--checkpoint-every", "5")
-	require.NoError(t, err, out)
-	out, err = runCLI(t, "ingest", "--store", st, "--data", data, "--label", "y", "--id", "user")
-	require.NoError(t, err, out)
-	return st, keys
+	if err := os.WriteFile(data, []byte(b.String()), 0o644); err != nil {
+		return nil, nil, err
+	}
+	st := filepath.Join(dir, "model")
+	for _, args := range [][]string{
+		{"init", "--store", st, "--data", data, "--label", "y", "--id", "user", "--tau", "3", "--checkpoint-every", "5"},
+		{"ingest", "--store", st, "--data", data, "--label", "y", "--id", "user"},
+	} {
+		root := newRootCmd()
+		var out bytes.Buffer
+		root.SetOut(&out)
+		root.SetErr(&out)
+		root.SetArgs(args)
+		if err := root.Execute(); err != nil {
+			return nil, nil, fmt.Errorf("unlearn %s: %w\n%s", args[0], err, out.String())
+		}
+	}
+	entries, err := os.ReadDir(st)
+	if err != nil {
+		return nil, nil, err
+	}
+	files = map[string][]byte{}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			return nil, nil, fmt.Errorf("%s in the store folder is not a file", e.Name())
+		}
+		if files[e.Name()], err = os.ReadFile(filepath.Join(st, e.Name())); err != nil {
+			return nil, nil, err
+		}
+	}
+	return files, keys, nil
 }
 
 // live returns the keys of keys[1..] still in the store.

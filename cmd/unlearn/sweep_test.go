@@ -91,25 +91,42 @@ func refusalProblems(name, msg string) []string {
 // hostile values (NaN, ±Inf, 0, negative, huge, subnormal,
 // 9223372036854775807, …), each on a small valid invocation of its
 // command: nothing may panic, run out of memory or hang; an error or a
-// result are both fine. The sweep runs in a child process; the parent
-// kills it if its resident memory passes 3 GiB (the race detector's
+// result are both fine. The sweep runs in child processes, each sweeping
+// its share of the commands (sweepShards, side by side); the parent
+// kills a child if its resident memory passes 3 GiB (the race detector's
 // shadow memory included) or it runs past 5 minutes, naming the case it
 // was in. Each case must also finish within 20 s. No message may show
 // Go's own words (goWordsInMessages), and a value the flag's type cannot
 // parse (unparsable) is refused naming the flag. Every refusal of a
 // value (an error other than what the base says without the flag) must
 // name the flag and show no Go identifier (refusalProblems). (The bases are small:
-// the sweep's 1,300 cases take about 18 s under the race detector.)
+// the sweep's 2,100 cases take about half a minute under the race detector, split over the two children.)
 func TestHostileNumericFlags(t *testing.T) {
-	if os.Getenv(sweepChild) != "" {
-		runSweep(t)
+	if shard := os.Getenv(sweepChild); shard != "" {
+		runSweep(t, shard)
 		return
 	}
 	if runtime.GOOS != "linux" {
 		t.Skip("the watchdog reads /proc")
 	}
+	// Two children, each sweeping every other command, side by side.
+	for k := range sweepShards {
+		t.Run(fmt.Sprintf("shard %d of %d", k+1, sweepShards), func(t *testing.T) {
+			t.Parallel()
+			watchSweep(t, fmt.Sprintf("%d/%d", k, sweepShards))
+		})
+	}
+}
+
+// sweepShards is the number of child processes the sweep is split into
+// (by command; a command's cases run in one child, in order).
+const sweepShards = 2
+
+// watchSweep runs the child that sweeps shard ("k/n") and kills it if its
+// resident memory passes 3 GiB or it runs past 5 minutes.
+func watchSweep(t *testing.T, shard string) {
 	cmd := exec.Command(os.Args[0], "-test.run=^TestHostileNumericFlags$", "-test.v")
-	cmd.Env = append(os.Environ(), sweepChild+"=1")
+	cmd.Env = append(os.Environ(), sweepChild+"="+shard)
 	out, err := cmd.StdoutPipe()
 	require.NoError(t, err)
 	cmd.Stderr = cmd.Stdout
@@ -153,6 +170,11 @@ func TestHostileNumericFlags(t *testing.T) {
 	}
 	if err := cmd.Wait(); err != nil {
 		t.Fatalf("the sweep failed (last %s): %v\n%s", last, err, strings.Join(log, "\n"))
+	}
+	for _, l := range log {
+		if strings.Contains(l, " cases") {
+			t.Log(strings.TrimSpace(l))
+		}
 	}
 }
 
@@ -211,8 +233,14 @@ func sweepBases() map[string][][]string {
 	}
 }
 
-// runSweep is the child: it builds the inputs and runs every case.
-func runSweep(t *testing.T) {
+// runSweep is the child: it builds the inputs and runs every case of the
+// commands of its shard ("k/n": the k-th of every n commands with numeric
+// flags, counting from 0).
+func runSweep(t *testing.T, shard string) {
+	var k, of int
+	if _, err := fmt.Sscanf(shard, "%d/%d", &k, &of); err != nil || of < 1 || k < 0 || k >= of {
+		t.Fatalf("%s=%q: want k/n", sweepChild, shard)
+	}
 	t.Chdir(t.TempDir())
 	run := func(args ...string) {
 		t.Helper()
@@ -250,7 +278,7 @@ func runSweep(t *testing.T) {
 	require.NoError(t, os.Mkdir("out", 0o755))
 	values := hostileValues
 	root := newRootCmd()
-	cases := 0
+	cases, swept := 0, 0
 	for _, c := range root.Commands() {
 		var flags []*pflag.Flag
 		c.Flags().VisitAll(func(f *pflag.Flag) {
@@ -259,6 +287,9 @@ func runSweep(t *testing.T) {
 			}
 		})
 		if len(flags) == 0 {
+			continue
+		}
+		if swept++; (swept-1)%of != k {
 			continue
 		}
 		bs, ok := bases[c.Name()]
@@ -339,5 +370,5 @@ func runSweep(t *testing.T) {
 			}
 		}
 	}
-	t.Logf("%d cases", cases)
+	t.Logf("shard %s: %d cases", shard, cases)
 }

@@ -31,7 +31,7 @@ func SkipOrFail(t testing.TB, format string, args ...any) {
 // SkipUnderRace skips t when the race detector is on, for a check that is
 // too slow under it (the race detector slows the secure sampler and SQLite
 // about ten-fold) and that .ci/run therefore runs in its step without the
-// race detector ("tests the race detector would slow"). tools/speccheck's
+// race detector ("tests the race detector would slow"). tools/repocheck's
 // TestRaceSkipsRunInCI checks that every test calling it is named there,
 // so the check cannot fall out of CI unnoticed.
 func SkipUnderRace(t testing.TB) {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 	"gonum.org/v1/gonum/floats/scalar"
+	"pgregory.net/rapid"
 )
 
 // Near reports whether got is within the absolute or relative tolerance of
@@ -74,4 +75,48 @@ func RunWithRapidDefaults(m *testing.M, checks int, seed uint64) {
 		}
 	}
 	os.Exit(m.Run())
+}
+
+// FewerUnderRace returns prop, or, under the race detector, a property that
+// runs prop on rapid's first n cases and passes the others at once without
+// drawing: for a property whose cases are too slow under the race detector
+// (a SQLite store per case: the race detector slows the pure-Go SQLite about
+// ten-fold) to run them all in the package's time budget. The property keeps
+// its full count without the race detector, and .ci/run runs it there
+// (step "tests the race detector would slow"); tools/repocheck checks that
+// every test calling FewerUnderRace is named in that step, as for
+// SkipUnderRace. A number of cases asked for explicitly (-rapid.checks or
+// RAPID_CHECKS) runs in full under the race detector too.
+//
+// prop is called from one goroutine at a time (rapid runs a property's cases
+// in turn); the function returned counts them, so make one per rapid.Check.
+func FewerUnderRace(n int, prop func(*rapid.T)) func(*rapid.T) {
+	if !RaceEnabled || rapidChecksAsked() {
+		return prop
+	}
+	cases := 0
+	return func(t *rapid.T) {
+		if cases++; cases > n {
+			return
+		}
+		prop(t)
+	}
+}
+
+// rapidChecksAsked reports whether the command line or the environment sets
+// rapid's number of cases.
+func rapidChecksAsked() bool {
+	if _, ok := os.LookupEnv("RAPID_CHECKS"); ok {
+		return true
+	}
+	for _, a := range os.Args[1:] {
+		if a == "--" {
+			break
+		}
+		name := strings.TrimLeft(a, "-")
+		if strings.HasPrefix(a, "-") && (name == "rapid.checks" || strings.HasPrefix(name, "rapid.checks=")) {
+			return true
+		}
+	}
+	return false
 }

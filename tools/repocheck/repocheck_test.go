@@ -189,8 +189,9 @@ func TestCIRunsTheREADMETestCommand(t *testing.T) {
 }
 
 // TestRaceSkipsRunInCI: every test that skips under the race detector
-// (testutil.SkipUnderRace) is named in a go test command of .ci/run
-// without -race, so that CI still runs it.
+// (testutil.SkipUnderRace) or runs fewer property cases there
+// (testutil.FewerUnderRace) is named in a go test command of .ci/run
+// without -race, so that CI still runs it in full.
 func TestRaceSkipsRunInCI(t *testing.T) {
 	var skipping []string
 	fset := token.NewFileSet()
@@ -207,7 +208,7 @@ func TestRaceSkipsRunInCI(t *testing.T) {
 				if !ok {
 					return true
 				}
-				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && sel.Sel.Name == "SkipUnderRace" {
+				if sel, ok := call.Fun.(*ast.SelectorExpr); ok && (sel.Sel.Name == "SkipUnderRace" || sel.Sel.Name == "FewerUnderRace") {
 					if id, ok := sel.X.(*ast.Ident); ok && id.Name == "testutil" {
 						skipping = append(skipping, fn.Name.Name)
 					}
@@ -216,7 +217,7 @@ func TestRaceSkipsRunInCI(t *testing.T) {
 			})
 		}
 	}, "_test.go")
-	require.NotEmpty(t, skipping, "no test calls testutil.SkipUnderRace: is the search broken?")
+	require.NotEmpty(t, skipping, "no test calls testutil.SkipUnderRace or FewerUnderRace: is the search broken?")
 	var noRace []string
 	for _, line := range ciRun(t) {
 		if strings.Contains(line, "go test ") && !strings.Contains(line, "-race") {
@@ -230,7 +231,7 @@ func TestRaceSkipsRunInCI(t *testing.T) {
 			found = found || re.MatchString(line)
 		}
 		if !found {
-			t.Errorf("%s skips under the race detector, but no go test command of .ci/run without -race names it", name)
+			t.Errorf("%s skips or runs fewer cases under the race detector, but no go test command of .ci/run without -race names it", name)
 		}
 	}
 }
