@@ -180,8 +180,9 @@ func (s *idxSource) next() (row, error) {
 		}
 		x := make([]float64, s.d)
 		for j, p := range s.pix {
-			x[j] = float64(p) / s.scale
+			x[j] = float64(p)
 		}
+		scalePixels(x, s.scale)
 		return row{id: int64(s.i), x: x, y: y}, nil
 	}
 }

@@ -299,3 +299,36 @@ func featureDiff(want, got []string, column func(string) int) string {
 	}
 	return fmt.Sprintf("%d columns, the model has %d: a name repeats", len(got), len(want))
 }
+
+// RawRowsOf returns the preprocessing that turns rows in the data's own
+// units into the rows of the stream whose header is h — the contract's
+// (an IDX image's pixels divided by its scale; a label in the data's class
+// names mapped to y), with the code the data readers apply to a file
+// (dataset.RawRows) — and the contract it follows (nil when h records
+// none: the rows are then the stream's values and the labels its y, a
+// binary model's classes "-1" and "1", a multinomial one's "0" … "K−1").
+// A contract that cannot describe the header's model is an error
+// (ErrContract).
+func RawRowsOf(h stream.Header) (*dataset.RawRows, *Contract, error) {
+	c, err := ContractOf(h)
+	if err != nil {
+		return nil, nil, err
+	}
+	var src *dataset.Source
+	classes := unnamedClasses(h.Kind, h.K)
+	if c != nil {
+		if err := c.Validate(h.Kind, h.D, h.K); err != nil {
+			return nil, nil, err
+		}
+		s, _, _, _ := dataset.SourceOf(h)
+		src = &s
+		if len(c.Classes) > 0 {
+			classes = c.Classes
+		}
+	}
+	r, err := dataset.NewRawRows(src, h.Kind, classes)
+	if err != nil {
+		return nil, nil, err
+	}
+	return r, c, nil
+}

@@ -65,7 +65,11 @@ func TestPredictIsTheModels(t *testing.T) {
 		c.Memory = 3
 	}})
 	cols := []string{"a", "b", "c"}
-	res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": rowsX, "labels": labels, "columns": cols})
+	names := make([]string, len(labels)) // labels in the data's class names
+	for i, y := range labels {
+		names[i] = []string{"cat", "dog", "eel"}[int(y)]
+	}
+	res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": rowsX, "labels": names, "columns": cols})
 	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
 
 	res = f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows": rowsX, "columns": cols})
@@ -112,7 +116,7 @@ func TestPredictIsTheModels(t *testing.T) {
 				body := map[string]any{"rows": tc.rows, "columns": tc.columns}
 				tok := f.tokens["predict"]
 				if route == "/v1/events" {
-					body["labels"], tok = []float64{0}, f.tokens["ingest"]
+					body["labels"], tok = []string{"cat"}, f.tokens["ingest"]
 				}
 				res := f.do("POST", route, tok, body)
 				require.Equal(t, http.StatusUnprocessableEntity, res.status, route)
@@ -142,4 +146,38 @@ func TestColumnsNeedNamedFeatures(t *testing.T) {
 	require.Equal(t, ProblemTypePrefix+"contract-mismatch", p.Type)
 	require.Equal(t, "columns", p.Field)
 	require.Contains(t, p.Detail, "the model's features have no names")
+}
+
+// TestLabelsAreClassNames: a store whose contract names no classes takes
+// the labels its predictions answer, "-1" and "1" (as strings or numbers),
+// and refuses another (0 included: the internal values, not a 0/1 file's
+// cells), naming the row and the classes; a label that is neither a
+// string nor a number is a 400 naming the member. GET /v1/contract says
+// so, with a null source.
+func TestLabelsAreClassNames(t *testing.T) {
+	f := newFixture(t, fixtureOptions{})
+	res := f.do("GET", "/v1/contract", f.tokens["read"], nil)
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	require.JSONEq(t, `{"kind":"logistic","d":3,"classes":["-1","1"],"source":null}`, string(res.body))
+
+	x, _ := rows(5, 3, 3)
+	res = f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x, "labels": []any{-1, "1", "+1"}})
+	require.Equal(t, http.StatusOK, res.status, "%s", res.body)
+	for _, tc := range []struct {
+		label  any
+		status int
+		detail string
+	}{
+		{0, http.StatusUnprocessableEntity, `labels[1]: "0" is not a class of the model: want "-1" or "1"`},
+		{"yes", http.StatusUnprocessableEntity, `labels[1]: "yes" is not a class of the model: want "-1" or "1"`},
+		{"", http.StatusUnprocessableEntity, `labels[1]: empty label`},
+		{true, http.StatusBadRequest, `labels[1]: true is not a class name (a string) or a number`},
+		{nil, http.StatusBadRequest, `labels[1]: null is not a class name (a string) or a number`},
+	} {
+		res := f.do("POST", "/v1/events", f.tokens["ingest"], map[string]any{"rows": x[:2], "labels": []any{1, tc.label}})
+		require.Equal(t, tc.status, res.status, "%v: %s", tc.label, res.body)
+		p := res.problem(t)
+		require.Equal(t, "labels[1]", p.Field, "%v", tc.label)
+		require.Equal(t, tc.detail, p.Detail, "%v", tc.label)
+	}
 }

@@ -16,6 +16,8 @@ import (
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
+
+	"unlearn/dataset"
 )
 
 // decodeBody decodes the request body, which must be one JSON object of
@@ -101,7 +103,9 @@ func jsonProblem(err error, data []byte) *Problem {
 			what = field
 		}
 		want := "a JSON object"
-		if sem.GoType != nil {
+		if sem.GoType == reflect.TypeFor[label]() {
+			want = "a class name (a string) or a number"
+		} else if sem.GoType != nil {
 			switch sem.GoType.Kind() {
 			case reflect.Float64:
 				want = "a finite number"
@@ -118,7 +122,11 @@ func jsonProblem(err error, data []byte) *Problem {
 			}
 		}
 		got := string(sem.JSONValue)
-		if got == "" {
+		switch {
+		case got != "":
+		case sem.JSONKind == 't' || sem.JSONKind == 'f' || sem.JSONKind == 'n':
+			got = sem.JSONKind.String() // true, false, null
+		default:
 			got = "the " + sem.JSONKind.String()
 		}
 		if len(got) > 40 {
@@ -163,6 +171,20 @@ func checkRows(field string, rows [][]float64, d int) *Problem {
 			if math.IsNaN(v) || math.IsInf(v, 0) {
 				return problem("unprocessable", "%s[%d][%d] is not finite", field, i, j).at(fmt.Sprintf("%s[%d][%d]", field, i, j))
 			}
+		}
+	}
+	return nil
+}
+
+// preprocessRows turns rows in the data's own units into the stream's, in
+// place, as the data readers do (dataset.RawRows.Features: an IDX image's
+// pixels divided by the contract's scale); field names the rows' member.
+// The rows' lengths and finiteness are checked first (checkRows).
+func preprocessRows(field string, rows [][]float64, raw *dataset.RawRows) *Problem {
+	for i, row := range rows {
+		if err := raw.Features(row); err != nil {
+			at := fmt.Sprintf("%s[%d]", field, i)
+			return problem("unprocessable", "%s: %v", at, err).at(at)
 		}
 	}
 	return nil

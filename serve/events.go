@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -8,23 +9,33 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/go-json-experiment/json"
+
+	"unlearn/dataset"
 	"unlearn/store"
 	"unlearn/stream"
 )
 
 // eventsRequest is the body of POST /v1/events, in one of two forms:
 //
-//   - rows: "rows" (each a feature vector of d numbers; for a quadratic
-//     store, the vector a) or "rows_f64" with "cols" (the same numbers as
-//     base64 of little-endian IEEE 754 float64s, row after row, cols = d
-//     a row: bit for bit, and far cheaper to encode and decode than
-//     decimal text), "labels" (each
-//     row's label y, or α), and optionally "ids" and "keys" (one per row)
-//     and "columns", the rows' column names, which must be the store's
-//     features in its order (its data contract's);
+//   - rows: "rows" (each a row of d numbers in the data's own units, as
+//     the store's data contract describes its source: a CSV's or a LIBSVM
+//     file's values, an IDX image's raw pixels 0…255; for a store without
+//     a contract, the stream's vector x, or a for a quadratic store) or
+//     "rows_f64" with "cols" (the same numbers as base64 of little-endian
+//     IEEE 754 float64s, row after row, cols = d a row: bit for bit, and
+//     far cheaper to encode and decode than decimal text), "labels" (each
+//     row's label in the data's class names, a string or a number, or a
+//     number for a store without classes), and optionally "ids" and "keys"
+//     (one per row) and "columns", the rows' column names, which must be
+//     the store's features in its order (its data contract's). The rows
+//     and labels are preprocessed as the data readers preprocess a file
+//     (model.RawRowsOf): the same raw row gives the same event as
+//     `unlearn ingest --data`;
 //   - events: "events", an array of insert events in the stream format
 //     (spec §1.1: "op": "insert", "id", the kind's vector and scalar
-//     fields), each with an optional "key".
+//     fields, already the stream's values, as in a stream file), each with
+//     an optional "key".
 //
 // Without ids, the service numbers the rows itself (above every id the
 // store ever held) and returns the ids.
@@ -33,7 +44,7 @@ type eventsRequest struct {
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
 	Cols    *int        `json:"cols,omitempty"`
 	Columns []string    `json:"columns,omitempty"`
-	Labels  []float64   `json:"labels,omitempty"`
+	Labels  []label     `json:"labels,omitempty"`
 	IDs     []int64     `json:"ids,omitempty"`
 	Keys    []string    `json:"keys,omitempty"`
 	Events  []eventJSON `json:"events,omitempty"`
@@ -72,7 +83,7 @@ type batch struct {
 
 // toBatch checks the request against the store's loss and returns its
 // events, with the field at fault in every problem.
-func (req *eventsRequest) toBatch(h stream.Header) (*batch, *Problem) {
+func (req *eventsRequest) toBatch(h stream.Header, raw *dataset.RawRows) (*batch, *Problem) {
 	spec, _ := stream.LookupLoss(h.Kind)
 	byRows := req.Rows != nil || req.RowsF64 != nil || req.Labels != nil || req.IDs != nil || req.Keys != nil || req.Columns != nil
 	if req.Columns != nil {
@@ -88,18 +99,18 @@ func (req *eventsRequest) toBatch(h stream.Header) (*batch, *Problem) {
 		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, h.D); p != nil {
 			return nil, p
 		}
-		return req.rowsBatch(h)
+		return req.rowsBatch(h, raw)
 	case byRows && req.Events != nil:
 		return nil, problem("bad-request", "send either rows (with labels, ids, keys) or events, not both")
 	case byRows:
-		return req.rowsBatch(h)
+		return req.rowsBatch(h, raw)
 	case req.Events != nil:
 		return req.eventsBatch(h, spec)
 	}
 	return nil, problem("bad-request", "the body has neither rows nor events")
 }
 
-func (req *eventsRequest) rowsBatch(h stream.Header) (*batch, *Problem) {
+func (req *eventsRequest) rowsBatch(h stream.Header, raw *dataset.RawRows) (*batch, *Problem) {
 	n := len(req.Rows)
 	switch {
 	case n == 0:
@@ -114,9 +125,16 @@ func (req *eventsRequest) rowsBatch(h stream.Header) (*batch, *Problem) {
 	if p := checkRows("rows", req.Rows, h.D); p != nil {
 		return nil, p
 	}
+	if p := preprocessRows("rows", req.Rows, raw); p != nil {
+		return nil, p
+	}
 	b := &batch{field: "rows", hasIDs: req.IDs != nil, events: make([]stream.Event, n), keys: make([]string, n)}
 	for i := range req.Rows {
-		b.events[i] = stream.InsertEvent(0, req.Rows[i], req.Labels[i])
+		y, err := raw.Label(string(req.Labels[i]))
+		if err != nil {
+			return nil, problem("unprocessable", "labels[%d]: %v", i, err).at(fmt.Sprintf("labels[%d]", i))
+		}
+		b.events[i] = stream.InsertEvent(0, req.Rows[i], y)
 		if b.hasIDs {
 			b.events[i].ID = req.IDs[i]
 		}
@@ -238,7 +256,7 @@ func (s *Server) parseBatch(ctx context.Context, data []byte) (*batch, *Problem)
 		}
 		return nil, problem("too-many-rows", "%d %s; at most %d a request (the service's limit): send several batches", n, field, s.opt.MaxRows).at(field)
 	}
-	b, p := req.toBatch(s.st.Header())
+	b, p := req.toBatch(s.st.Header(), s.raw)
 	if p != nil {
 		return nil, p
 	}
@@ -288,3 +306,29 @@ func (s *Server) ingestProblem(err error, b *batch, i int) error {
 	field = fmt.Sprintf("%s[%d]", b.field, i)
 	return problem("unprocessable", "%s: %v; nothing of the batch was written", field, ee.Err).at(field)
 }
+
+// label is a row's label as a request sends it, a JSON string or number,
+// kept as its text (a string's value, a number's JSON text): it is read
+// as a data file's label cell is (dataset.RawRows.Label), so that 6, 6.0
+// and "6" are all class "6".
+type label string
+
+// UnmarshalJSON accepts a string or a number.
+func (l *label) UnmarshalJSON(b []byte) error {
+	b = bytes.TrimSpace(b)
+	switch {
+	case len(b) > 0 && b[0] == '"':
+		var s string
+		if err := json.Unmarshal(b, &s); err != nil {
+			return err
+		}
+		*l = label(s)
+		return nil
+	case len(b) > 0 && (b[0] == '-' || b[0] >= '0' && b[0] <= '9'):
+		*l = label(b)
+		return nil
+	}
+	return errNotLabel
+}
+
+var errNotLabel = errors.New("a label is a class name (a string) or a number")

@@ -149,6 +149,7 @@ func TestOpenAPIResponsesValidate(t *testing.T) {
 	call("GET", "/v1/releases", "read", nil)
 	call("GET", "/v1/releases/1", "read", nil)
 	call("GET", "/v1/releases/2", "read", nil) // 404
+	call("GET", "/v1/contract", "read", nil)
 	call("GET", "/v1/status", "read", nil)
 	call("GET", "/v1/status", "", nil)       // 401
 	call("GET", "/v1/status", "ingest", nil) // 403

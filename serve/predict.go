@@ -25,7 +25,10 @@ type Predictor interface {
 	// this order.
 	Features() []string
 	// Predict returns the predictions of rows, each of Dim finite numbers
-	// (the service checks that before calling).
+	// in the stream's units: the service checks them and applies the
+	// store's data contract's preprocessing (model.RawRowsOf: an IDX
+	// image's pixels divided by the scale) to the request's raw rows
+	// before calling.
 	Predict(rows [][]float64) (Predictions, error)
 }
 
@@ -60,7 +63,8 @@ var ErrNoPredictions = errors.New("the loss makes no predictions")
 // averages, its standardization and intercepts), the labels in the data's
 // own class names, the probability of each class (logistic: σ(−u), σ(u);
 // multinomial: the softmax of the K scores), a regression's value: what
-// `unlearn predict` writes for the same rows, bit for bit. A loss without
+// `unlearn predict --data` writes for the same raw rows, bit for bit (the
+// service preprocesses the rows as the data readers do). A loss without
 // rows to predict on (quadratic) makes no predictions (ErrNoPredictions).
 func ModelPredictor(state *olbfgs.Learner, h stream.Header) (Predictor, error) {
 	switch h.Kind {
@@ -119,7 +123,8 @@ func (p *modelPredictor) Predict(rows [][]float64) (Predictions, error) {
 
 // predictRequest is the body of POST /v1/predict.
 type predictRequest struct {
-	// Rows or RowsF64 (as in POST /v1/events).
+	// Rows or RowsF64 (as in POST /v1/events): in the data's own units,
+	// preprocessed as the data readers preprocess a file's rows.
 	Rows    [][]float64 `json:"rows,omitempty"`
 	RowsF64 []byte      `json:"rows_f64,omitempty"`
 	Cols    *int        `json:"cols,omitempty"`
@@ -203,6 +208,9 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 		return problem("too-many-rows", "%d rows; at most %d rows a request (the service's limit): send several requests", len(req.Rows), s.opt.MaxRows).at("rows")
 	}
 	if p := checkRows("rows", req.Rows, v.predictor.Dim()); p != nil {
+		return p
+	}
+	if p := preprocessRows("rows", req.Rows, s.raw); p != nil {
 		return p
 	}
 	c.count = len(req.Rows)

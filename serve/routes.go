@@ -36,6 +36,7 @@ var routes = []route{
 	{Route{"POST", "/v1/releases", ScopeRelease, "Publish a certified release of the model, charged to the budget"}, (*Server).postRelease},
 	{Route{"GET", "/v1/releases", ScopeRead, "The releases kept in the store"}, (*Server).getReleases},
 	{Route{"GET", "/v1/releases/{id}", ScopeRead, "One kept release with its file and certificate"}, (*Server).getRelease},
+	{Route{"GET", "/v1/contract", ScopeRead, "The model's data contract: the rows, labels and classes ingest and predict take"}, (*Server).getContract},
 	{Route{"GET", "/v1/status", ScopeRead, "The store, the deletion queue and the budget"}, (*Server).getStatus},
 	{Route{"GET", "/metrics", ScopeRead, "Prometheus metrics (text format)"}, (*Server).getMetrics},
 	{Route{"GET", "/healthz", "", "Liveness: 200 while the service runs (no token)"}, (*Server).getHealth},

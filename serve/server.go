@@ -12,7 +12,9 @@ import (
 	"sync/atomic"
 	"time"
 
+	"unlearn/dataset"
 	"unlearn/ledger"
+	"unlearn/model"
 	"unlearn/sign"
 	"unlearn/store"
 )
@@ -123,6 +125,11 @@ type Server struct {
 	opt    Options
 	log    *slog.Logger
 	ledger *ledger.Ledger // nil: no ledger (noised releases refused)
+	// raw turns rows and labels in the data's own units into the
+	// stream's, as the data readers do (the store's data contract,
+	// contract; nil when it records none).
+	raw      *dataset.RawRows
+	contract *model.Contract
 
 	write        chan struct{}   // the write lock: one write at a time, waited for with a bound
 	ingests      chan *ingestJob // batches waiting for the committer (ingest.go)
@@ -203,6 +210,9 @@ func New(st *store.Store, o Options) (*Server, error) {
 	}
 	s := &Server{st: st, opt: o, log: o.Log, write: make(chan struct{}, 1), ingests: make(chan *ingestJob, 64), ingestDone: make(chan struct{}), decodeSlots: make(chan struct{}, max(1, runtime.GOMAXPROCS(0)-1)), predictSlots: make(chan struct{}, o.PredictSlots), closing: make(chan struct{})}
 	var err error
+	if s.raw, s.contract, err = model.RawRowsOf(st.Header()); err != nil {
+		return nil, fmt.Errorf("serve: the store's data contract: %w", err)
+	}
 	if s.rd, err = store.OpenReader(st.Dir()); err != nil {
 		return nil, err
 	}

@@ -190,7 +190,13 @@ def test_multinomial_with_columns(unlearn_bin, tmp_path):
         X = [[float(v) for v in line.split(",")[1:4]] for line in lines]
         names = [line.split(",")[4] for line in lines]
         classes = ["cat", "dog", "eel"]
-        c.ingest(X, [classes.index(n) for n in names], keys=[line.split(",")[0] for line in lines], columns=["a", "b", "c"])
+        assert c.contract()["classes"] == classes
+        assert c.contract()["source"]["features"] == ["a", "b", "c"]
+        with pytest.raises(unlearn.BadRequestError) as e:
+            c.ingest(X[:2], ["cat", "fox"])
+        assert e.value.field == "labels[1]" and '"cat", "dog" or "eel"' in e.value.detail
+        ys = numpy.array(names) if numpy is not None else names  # strings, as a NumPy array
+        c.ingest(X, ys, keys=[line.split(",")[0] for line in lines], columns=["a", "b", "c"])
         labels = c.predict(X, columns=["a", "b", "c"])
         assert c.classes_ == classes
         proba = c.predict_proba(X)
@@ -212,7 +218,7 @@ def test_multinomial_with_columns(unlearn_bin, tmp_path):
             assert e.value.kind == "contract-mismatch" and e.value.field == "columns"
             assert detail in e.value.detail
         with pytest.raises(unlearn.BadRequestError) as e:
-            c.ingest(X[:1], [0], columns=["a", "b"])
+            c.ingest(X[:1], ["cat"], columns=["a", "b"])
         assert e.value.kind == "contract-mismatch" and "the model's feature \"c\" is missing" in e.value.detail
         if numpy is not None:
             arr = c.predict(numpy.array(X[:4]))
@@ -239,3 +245,57 @@ def test_store_owned_by_the_service(service, unlearn_bin):
     p = subprocess.run([unlearn_bin, "status", "--store", service.store], capture_output=True, text=True, timeout=60)
     assert p.returncode == 0, p.stderr
     assert c.status()["store"]["events"] == 5
+
+
+def write_idx(path, images, labels, shape):
+    """An IDX image file (u8, n × rows × cols) and its label file."""
+    import struct
+    with open(path, "wb") as f:
+        f.write(struct.pack(">4I", 0x803, len(images), *shape))
+        for img in images:
+            f.write(bytes(img))
+    with open(path.replace("images-idx3", "labels-idx1"), "wb") as f:
+        f.write(struct.pack(">2I", 0x801, len(labels)) + bytes(labels))
+
+
+def test_idx_raw_pixels_and_class_names(unlearn_bin, tmp_path):
+    """An IDX store with a scale: the client sends raw pixels and labels in
+    the data's class names (NumPy arrays of ints), the service divides the
+    pixels by the contract's scale as `unlearn ingest --data` does, and
+    predictions on raw pixels are `unlearn predict --data`'s, bit for bit."""
+    from conftest import Service
+    import random
+
+    rng = random.Random(5)
+    shape = (3, 4)
+    images = [[rng.randrange(256) for _ in range(12)] for _ in range(40)]
+    labels = [rng.choice((0, 6)) for _ in range(40)]
+    data = str(tmp_path / "t-images-idx3-ubyte")
+    write_idx(data, images, labels, shape)
+    s = Service(unlearn_bin, str(tmp_path / "svc"), init=["--data", data, "--classes", "0,6", "--scale", "7140"])
+    try:
+        c = unlearn.Client(s.url, s.tokens["all"])
+        ct = c.contract()
+        assert ct["classes"] == ["0", "6"] and ct["d"] == 12
+        assert ct["source"]["format"] == "idx" and ct["source"]["scale"] == 7140 and ct["source"]["shape"] == [3, 4]
+        if numpy is not None:
+            c.ingest(numpy.array(images, dtype=numpy.uint8), numpy.array(labels), ids=list(range(1, 41)))
+        else:
+            c.ingest(images, labels, ids=list(range(1, 41)))
+        with pytest.raises(unlearn.BadRequestError) as e:
+            c.ingest(images[:2], [6, 1])
+        assert e.value.field == "labels[1]" and 'want "0" or "6"' in e.value.detail
+        with pytest.raises(unlearn.BadRequestError) as e:  # pixels sent already divided
+            c.predict([[p / 7140 for p in images[0]]])
+        assert e.value.field == "rows[0]" and "an IDX pixel is an integer 0" in e.value.detail
+        labels_http = c.predict(images)
+        proba = c.predict_proba(images)
+        out = run(s.bin, "predict", "--store", s.store, "--data", data)
+        got = [line.split(",") for line in out.strip().split("\n")]
+        assert got[0] == ["id", "label", "p_0", "p_6"]
+        assert len(got) == 41
+        for row, label, p in zip(got[1:], list(labels_http), list(proba)):
+            assert row[1] == label
+            assert [float(v) for v in row[2:]] == list(p), "bit for bit"
+    finally:
+        assert s.stop() == 0

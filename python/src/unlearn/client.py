@@ -80,6 +80,20 @@ def _list(v, convert):
     return [convert(x) for x in v]
 
 
+def _label(v):
+    """A row's label as the service takes it: a class name (a string) or a
+    number, as is (a NumPy scalar as its Python value)."""
+    if hasattr(v, "item") and not isinstance(v, (str, bytes)):
+        v = v.item()
+    if isinstance(v, bytes):
+        v = v.decode("utf-8")
+    if isinstance(v, bool) or not isinstance(v, (str, int, float)):
+        raise TypeError("a label is a class name (a string) or a number, not %r" % (v,))
+    if isinstance(v, float) and not math.isfinite(v):
+        raise ValueError("a label is a finite number or a class name, not %r" % v)
+    return v
+
+
 SECRET_HEADER = "Unlearn-Request-Secret"
 
 
@@ -140,9 +154,16 @@ class Client:
     def ingest(self, X, y, ids=None, keys=None, columns=None):
         """Appends rows X (features) with labels y — and their integer ids
         and string keys, if given, one per row — to the store's log and
-        trains on them, in one transaction. y is ±1 for a binary store, the
-        class index 0 … K−1 (the position of the class in ``classes_``) for
-        a multinomial one, the target of a regression. columns, or the
+        trains on them, in one transaction. X is in the data's own units, as
+        the store's data contract describes its source (``contract()``): a
+        CSV's values, an IDX image's raw pixels 0…255 (the service divides
+        them by the contract's scale, as ``unlearn ingest --data`` does). y
+        holds each row's label in the data's class names (``contract()
+        ["classes"]``), strings or numbers (6 and "6" are class "6"; a NumPy
+        array of ints or strings): "-1" or "1" for a binary store whose
+        contract names no classes, "0" … "K−1" for such a multinomial one,
+        the target of a regression. A label that is not a class is refused
+        (BadRequestError naming the row and the classes). columns, or the
         column names of a table with ``columns`` (a pandas DataFrame), are
         checked by the service against the store's feature columns (names
         and order); without them only the row length is. Returns the
@@ -151,7 +172,7 @@ class Client:
         service when ids is None)."""
         X, columns = _named(X, columns)
         rows = _rows(X)
-        labels = _list(y, float)
+        labels = _list(y, _label)
         body = {"rows_f64": _pack(rows), "cols": _cols(rows), "labels": labels}
         if len(labels) != len(rows):
             raise ValueError("%d labels for %d rows" % (len(labels), len(rows)))
@@ -177,7 +198,9 @@ class Client:
     def predict(self, X, columns=None):
         """The predicted class of each row of X, in the data's own class
         names (strings, one of ``classes_``), or its predicted value for a
-        regression store. columns (or a DataFrame's column names) are
+        regression store. X is in the data's own units, as in ingest: what
+        ``unlearn predict --data`` answers for the same raw rows, bit for
+        bit. columns (or a DataFrame's column names) are
         checked against the model's features as in ingest. The model is the
         store's current state with everything it predicts with: its
         intercepts, standardization and averaged iterates."""
@@ -239,6 +262,16 @@ class Client:
     def get_release(self, release_id):
         """One kept release, with the texts of its file and certificate."""
         return self._request("GET", "/v1/releases/%d" % int(release_id))
+
+    def contract(self):
+        """The model's data contract, as a dict: kind, d, k (multinomial),
+        classes (the labels ingest takes and predict answers, in the order
+        of predict_proba's columns; None for a regression) and source (the
+        data file's format, its CSV feature columns in the order of a row,
+        an IDX image's shape and the scale its raw pixels are divided by,
+        or None for a store made without a data file, whose rows are the
+        stream's own values)."""
+        return self._request("GET", "/v1/contract")
 
     def status(self):
         """The store, the deletion queue and the budget, as a dict."""
