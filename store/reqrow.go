@@ -124,7 +124,9 @@ var alphaSources = map[string]bool{"derived": true, "diameter": true, "exact": t
 //   - u_size is the length of its id list and the number of tombstones
 //     that name it (with verifyTombstones, every tombstone is listed);
 //   - head (NULL only before schema 6, never with noised = 1) and from_seq
-//     lie at or below the log head;
+//     lie at or below the log head; head is at or after every event the
+//     request erased that is still in the log, and the heads of
+//     successive requests never decrease;
 //   - resolved_by names a later exact request, and only an approximate
 //     request is resolved;
 //   - a noised request names its kept release, which is kept or listed as
@@ -133,6 +135,10 @@ var alphaSources = map[string]bool{"derived": true, "diameter": true, "exact": t
 //     them.
 func (s *Store) verifyRequests(ctx context.Context, q querier) error {
 	tombs, err := tombstonesPerRequest(ctx, q)
+	if err != nil {
+		return err
+	}
+	newest, err := newestLoggedPerRequest(ctx, q)
 	if err != nil {
 		return err
 	}
@@ -175,9 +181,21 @@ func (s *Store) verifyRequests(ctx context.Context, q querier) error {
 			erased[e.Release] = true
 		}
 	}
+	prevHead := int64(0)
 	for i := range all {
-		if why := s.requestInvariant(&all[i], tombs, kept, erased, paths); why != "" {
-			return corrupt(fmt.Sprintf("deletion request %d", all[i].request), "%s", why)
+		r := &all[i]
+		why := s.requestInvariant(r, tombs, kept, erased, paths)
+		if why == "" && r.head.Valid {
+			switch seq, ok := newest[r.request]; {
+			case ok && r.head.Int64 < seq:
+				why = fmt.Sprintf("its log head %d lies before the event at seq %d it forgot", r.head.Int64, seq)
+			case r.head.Int64 < prevHead:
+				why = fmt.Sprintf("its log head %d lies before an earlier request's, %d", r.head.Int64, prevHead)
+			}
+			prevHead = r.head.Int64
+		}
+		if why != "" {
+			return corrupt(fmt.Sprintf("deletion request %d", r.request), "%s", why)
 		}
 	}
 	return nil
@@ -259,6 +277,26 @@ func tombstonesPerRequest(ctx context.Context, q querier) (map[int64]int64, erro
 			return nil, err
 		}
 		out[req] = n
+	}
+	return out, rows.Err()
+}
+
+// newestLoggedPerRequest returns, for each request whose forgotten ids
+// still have an event row (erased, pending), the newest such seq: the log
+// head when the request was served was at or after it.
+func newestLoggedPerRequest(ctx context.Context, q querier) (map[int64]int64, error) {
+	rows, err := q.QueryContext(ctx, `SELECT f.request, max(e.seq) FROM forgotten f JOIN events e ON e.id = f.id GROUP BY f.request`)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	out := map[int64]int64{}
+	for rows.Next() {
+		var req, seq int64
+		if err := rows.Scan(&req, &seq); err != nil {
+			return nil, err
+		}
+		out[req] = seq
 	}
 	return out, rows.Err()
 }

@@ -110,6 +110,7 @@ func requestDamages() []damage {
 	}
 	for _, c := range []struct{ name, set string }{
 		{"head above the log head", "head = 1000"},
+		{"head before the insert it erased", "head = 1"},
 		{"size without its tombstones", "u_size = 2, ids = '[55,56]', ages = '[3,2]'"},
 		{"α source outside the domain", "alpha_source = 'measured'"},
 		{"σ zero", "sigma = 0"},
