@@ -12,7 +12,8 @@ import (
 // resolves — each event's payload, each checkpoint, the state, each kept
 // release, each string key, and the configuration in meta — carries the
 // SHA-256 of its content (schema version 6), and so does every row of the
-// service's deletion queue and tokens (version 7). The sum is computed by
+// service's deletion queue and tokens (version 7), and every deletion
+// request the store served (forget_requests, version 8: reqrow.go). The sum is computed by
 // the writer in the row's own transaction and verified by every reader
 // before the row is used (a mismatch is a *CorruptError). The hashed
 // content is a domain label followed by the row's fields, each

@@ -157,6 +157,10 @@ func printPending(w io.Writer, dir string, st store.Status) {
 	fmt.Fprintf(w, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
 	legacy := false
 	for _, r := range st.Pending {
+		if r.Damaged {
+			fmt.Fprintf(w, damagedLine, r.Request)
+			continue
+		}
 		if r.Noised {
 			rel := fmt.Sprintf("release %d", r.Release)
 			if r.Release == 0 {
@@ -315,6 +319,9 @@ type requestJSON struct {
 	Epsilon       float64 `json:"epsilon,omitempty"`
 	Delta         float64 `json:"delta,omitempty"`
 	DisclosedAges []int   `json:"disclosed_ages,omitempty"`
+	// Damaged: the record does not match its checksum; none of its other
+	// fields is reported.
+	Damaged bool `json:"damaged,omitempty"`
 }
 
 func newStatusJSON(st store.Status) statusJSON {
@@ -346,9 +353,12 @@ func newRequestJSON(r store.Request) requestJSON {
 		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: nonZero(r.ResolvedBy),
 		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
 		Noised: r.Noised, Release: r.Release, AlphaSource: r.AlphaSource, Alpha: r.Alpha, Sigma: r.Sigma,
-		Epsilon: r.Epsilon, Delta: r.Delta, DisclosedAges: r.DisclosedAges,
+		Epsilon: r.Epsilon, Delta: r.Delta, DisclosedAges: r.DisclosedAges, Damaged: r.Damaged,
 	}
 }
+
+// damagedLine says that request r's record is damaged, and nothing of it.
+const damagedLine = "  request %d: DAMAGED — its record does not match its checksum (nothing of it is shown; 'unlearn status --check' says more, every forget, resolution and release refuses the store)\n"
 
 // printRequests lists the store's deletion requests for status --requests.
 func printRequests(w io.Writer, rs []store.Request) {
@@ -358,6 +368,10 @@ func printRequests(w io.Writer, rs []store.Request) {
 	}
 	fmt.Fprintf(w, "requests (%d):\n", len(rs))
 	for _, r := range rs {
+		if r.Damaged {
+			fmt.Fprintf(w, damagedLine, r.Request)
+			continue
+		}
 		what := fmt.Sprintf("%s %v", plural(len(r.IDs), "id", "ids"), r.IDs)
 		if len(r.IDs) == 0 {
 			what = "no new id (resolution)"
