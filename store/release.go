@@ -21,9 +21,10 @@ type Released struct {
 	Certificate *certify.Certificate
 	// Path says how α was obtained: "exact" (every forget was served by
 	// replay: the state is the counterfactual, no noise), "derived" (one
-	// approximate forget pending: α from its public description) or
-	// "diameter" (several approximate forgets pending, or one whose
-	// description the store cannot reconstruct).
+	// approximate forget pending, or several on a learner without
+	// curvature memory: α from their public description) or "diameter"
+	// (several approximate forgets pending on a learner with a memory, or
+	// one whose description the store cannot reconstruct).
 	Path string
 	// Head is the log position of the released state: it depended on every
 	// insert of the log with seq ≤ Head (Keep records it).
@@ -50,8 +51,14 @@ type Released struct {
 //     it), and its intervention's allowance (certify.Deletion) — provided
 //     the learner is certifiable (olbfgs.Config.Radius) and the store can
 //     find the request's state in its checkpoints.
+//   - When several approximate forgets are pending and the learner keeps
+//     no curvature memory (the scheduled bound, docs/theory.md §16.6), α
+//     is derived from all of them at once (certify.Deletion.Earlier): each
+//     request's ages, its step count and its intervention.
 //   - Otherwise α is the diameter 2W' of the learner's ball, proved
-//     whatever happened (certify.Spec without Deletion).
+//     whatever happened (certify.Spec without Deletion): several pending
+//     requests on a learner with a curvature memory, or a request whose
+//     description the store cannot reconstruct.
 //
 // A memory Rebuild replays the last τ retained inserts of the log from the
 // noised w. Nothing is written to the store: charging a ledger, signing the
@@ -96,8 +103,15 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		if pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
 			return err
 		}
-		if len(pending) == 1 {
+		switch {
+		case len(pending) == 1:
 			if d, ok, err := s.pendingDeletion(ctx, tx, pending[0], state); err != nil {
+				return err
+			} else if ok {
+				del = d
+			}
+		case len(pending) > 1 && state.Config().Memory == 0:
+			if d, ok, err := s.pendingDeletions(ctx, tx, pending, state); err != nil {
 				return err
 			} else if ok {
 				del = d
@@ -187,6 +201,59 @@ func (s *Store) pendingDeletion(ctx context.Context, q querier, r Request, state
 		d.Steps = t
 	}
 	return d, true, nil
+}
+
+// pendingDeletions describes several pending approximate requests of a
+// learner without curvature memory for one derived α (certify.Deletion
+// with Earlier, oldest first): each request's ages, operator and step
+// count Tᵢ, the learner's count when its intervention acted. Every log
+// event is an insert (erased ones stay in the log as steps), so an insert
+// at log position p (1-based) deleted at age a was deleted at Tᵢ = p + a;
+// Tᵢ is read from the log positions of the request's inserts and must be
+// the same for every one of them. ok is false (the caller uses the
+// diameter) when an operator is unknown or not covered, a position is
+// missing, or the positions and ages disagree. q is the caller's read
+// transaction.
+func (s *Store) pendingDeletions(ctx context.Context, q querier, pending []Request, state *olbfgs.Learner) (*certify.Deletion, bool, error) {
+	reqs := make([]certify.Request, 0, len(pending))
+	for _, r := range pending {
+		var b unlearn.Builtin
+		found := false
+		for _, op := range unlearn.Paper(0) {
+			if op.Name() == r.Intervention {
+				b, found = unlearn.BuiltinOf(op)
+			}
+		}
+		if !found || b.Kind == unlearn.KindRetainFT || b.Kind == unlearn.KindWindowReplay || len(r.Ages) != len(r.IDs) || len(r.IDs) == 0 {
+			return nil, false, nil
+		}
+		pos := make([]int, len(r.IDs))
+		for i, id := range r.IDs {
+			err := q.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE seq <= (SELECT seq FROM events WHERE id = ?)`, id).Scan(&pos[i])
+			if err != nil {
+				return nil, false, err
+			}
+			if pos[i] == 0 {
+				return nil, false, nil // not in the log
+			}
+		}
+		slices.Sort(pos)
+		ages := slices.Clone(r.Ages)
+		slices.Sort(ages)
+		slices.Reverse(ages) // the oldest insert has the largest age
+		t := pos[0] + ages[0]
+		for i := range pos {
+			if pos[i]+ages[i] != t {
+				return nil, false, nil
+			}
+		}
+		if t > state.T() || (len(reqs) > 0 && t < reqs[len(reqs)-1].Steps) {
+			return nil, false, nil
+		}
+		reqs = append(reqs, certify.Request{Ages: slices.Clone(r.Ages), Steps: t, Intervention: b})
+	}
+	last := reqs[len(reqs)-1]
+	return &certify.Deletion{Ages: last.Ages, Steps: last.Steps, Horizon: state.T() - last.Steps, Intervention: last.Intervention, Earlier: reqs[:len(reqs)-1]}, true, nil
 }
 
 // lastRetained returns the last n inserts of the log whose payload is not
