@@ -212,3 +212,42 @@ func TestTrainWarnsSingleClassModel(t *testing.T) {
 	require.NoError(t, err, out)
 	assert.NotContains(t, out, "single class")
 }
+
+// TestCertifiableProfileRefusesUncoveredFlags: init and train with
+// --profile certifiable refuse every learner option the scheduled bound
+// does not cover (docs/theory.md §16.10), each by its flag's name, and
+// write nothing; the profile itself is accepted.
+func TestCertifiableProfileRefusesUncoveredFlags(t *testing.T) {
+	data := practitionerCSV(t, "data.csv", 20, nil)
+	refused := [][]string{
+		{"--tau", "5"}, {"--standardize"}, {"--ridge-intercept=false"}, {"--step-power", "0.5"},
+		{"--damping", "1"}, {"--pair-angle", "0.1"}, {"--pair-min", "0.5"}, {"--pair-max", "2"},
+		{"--curvature-tol", "0.001"},
+	}
+	for _, cmd := range []string{"init", "train"} {
+		for _, extra := range refused {
+			flag := strings.SplitN(extra[0], "=", 2)[0]
+			t.Run(cmd+flag, func(t *testing.T) {
+				dir := t.TempDir()
+				args := []string{cmd, "--data", data, "--label", "y", "--id", "id", "--profile", "certifiable"}
+				target := filepath.Join(dir, "out")
+				if cmd == "init" {
+					args = append(args, "--store", target)
+				} else {
+					args = append(args, "--out", target)
+				}
+				out, err := runCLI(t, append(args, extra...)...)
+				require.Error(t, err, out)
+				require.ErrorContains(t, err, flag+": ", "the error names the flag")
+				require.Contains(t, err.Error(), "certifiable profile")
+				_, statErr := os.Stat(target)
+				require.True(t, os.IsNotExist(statErr), "nothing written")
+			})
+		}
+	}
+	// The profile without those flags: the configuration is accepted (the
+	// rows, outside the default sample bound √d, are refused at ingest, not
+	// the flags).
+	out, err := runCLI(t, "init", "--store", filepath.Join(t.TempDir(), "m"), "--data", data, "--label", "y", "--id", "id", "--profile", "certifiable", "--sample-bound", "5000")
+	require.NoError(t, err, out)
+}

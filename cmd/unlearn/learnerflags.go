@@ -327,8 +327,9 @@ func warnSingleClass(w io.Writer, l *olbfgs.Learner, h stream.Header, next func(
 // (--sample-bound, default √d: every feature in [0, 1]), then each flag
 // given on the command line that the scheduled bound covers; a flag it
 // does not cover (a curvature memory, standardization, an unridged
-// intercept, a schedule exponent other than 1, pair damping or a pair
-// guard, a loss other than logistic) is refused, naming it.
+// intercept, a schedule exponent other than 1, pair damping, a pair guard
+// or curvature tolerance, a loss other than logistic) is refused, naming
+// it.
 func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (olbfgs.Config, error) {
 	if h.Kind != stream.KindLogistic {
 		return olbfgs.Config{}, flagError("profile", "certifiable: the scheduled bound is derived here for the logistic loss only, not %s", h.Kind)
@@ -344,6 +345,9 @@ func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (o
 		{"step-power", fl.Changed("step-power") && lf.stepPower != 1, "must be 1 in the certifiable profile: the proved schedule is η₀/(1 + η₀·a·t)"},
 		{"damping", fl.Changed("damping") && lf.damping != 0, "has no effect without a curvature memory and is refused in the certifiable profile"},
 		{"pair-angle", lf.certifiable.pairAngle != 0, "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"pair-min", fl.Changed("pair-min"), "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"pair-max", fl.Changed("pair-max"), "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"curvature-tol", fl.Changed("curvature-tol"), "is refused in the certifiable profile: it has no curvature memory to guard"},
 	}
 	for _, r := range refuse {
 		if r.bad {

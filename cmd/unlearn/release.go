@@ -38,13 +38,17 @@ certificate (unlearn-certificate/v2):
   derived   one approximate forget (forget --max-replay) is pending: α is
             derived from its public description (ages, the steps since, the
             intervention's allowance) for a certifiable learner (init --radius,
-            --sample-bound, the pair guard); when that bound is not smaller
-            than the diameter (without the pair guard the recursion does not
-            contract: ρ ≥ 1), α is the diameter and the path is printed as
-            "diameter", with the reason and what to change;
-  diameter  several approximate forgets are pending, or the derived bound is
-            not smaller: α is the diameter 2W' of the learner's ball (W' its
-            radius, init --radius), which holds whatever produced the state.
+            --sample-bound, the pair guard; or --profile certifiable); several
+            pending forgets are derived together for a learner without
+            curvature memory (--profile certifiable: each request's ages, step
+            count and intervention). When that bound is not smaller than the
+            diameter (without the pair guard the recursion does not contract:
+            ρ ≥ 1), α is the diameter and the path is printed as "diameter",
+            with the reason and what to change;
+  diameter  several approximate forgets are pending on a learner with a
+            curvature memory, or the derived bound is not smaller: α is the
+            diameter 2W' of the learner's ball (W' its radius, init --radius),
+            which holds whatever produced the state.
 
 After a noised release, the expected noise norm σ·√d is printed beside the
 radius W' that bounds every un-noised model (both public); a warning says
