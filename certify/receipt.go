@@ -3,6 +3,7 @@ package certify
 import (
 	"bytes"
 	"cmp"
+	"crypto/ed25519"
 	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/binary"
@@ -10,6 +11,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"slices"
 	"strings"
 	"time"
@@ -31,7 +33,8 @@ const NonceSize = 32
 
 // ReceiptTimeLayout is the layout of a receipt's times: UTC, to the
 // microsecond, always with six fractional digits (RFC 3339; Python's
-// datetime.fromisoformat reads it).
+// datetime.fromisoformat reads it). A receipt's time is exactly this
+// layout's form (two-digit hours included).
 const ReceiptTimeLayout = "2006-01-02T15:04:05.000000Z"
 
 // ErrReceipt is wrapped by the errors of [VerifyReceipt]: a receipt that is
@@ -143,11 +146,15 @@ func SignReceipt(r *Receipt, key Signer) ([]byte, error) {
 
 // VerifyReceipt checks a signed receipt file with the certifier's public
 // key and returns the receipt it carries. It refuses, with an error wrapping
-// ErrReceipt that names the field: anything but one JSON object of the
-// envelope's four fields; a format other than [ReceiptFormat]; a key id
-// other than pub's; a signature that does not verify over the payload's
-// exact bytes; a payload that is not exactly one receipt object (unknown
-// fields included) or whose fields are out of their domain.
+// ErrReceipt that names the field: anything but one JSON object of exactly
+// the envelope's four members (read by internal/strictjson: a member named
+// twice or in another case, a null, a byte-order mark are refused); a format
+// other than [ReceiptFormat]; a key id other than pub's; a signature other
+// than 128 lower-case hex digits or that does not verify over the payload's
+// exact bytes; a payload that is not exactly one receipt object with every
+// member (by the same rules) or whose fields are out of their domain. The
+// Python client's unlearn.verify_receipt refuses exactly the same files:
+// both run the corpus of testdata/receipts.json (TestReceiptCorpus).
 func VerifyReceipt(data []byte, pub PublicKey) (*Receipt, error) {
 	if pub == nil {
 		return nil, fmt.Errorf("%w: public key: missing", ErrReceipt)
@@ -159,16 +166,19 @@ func VerifyReceipt(data []byte, pub PublicKey) (*Receipt, error) {
 	if err := strictjson.Decode(bytes.NewReader(data), &env); err != nil {
 		return nil, fail("file", "%v", err)
 	}
+	if err := allMembers(data, reflect.TypeFor[receiptEnvelope](), ""); err != nil {
+		return nil, fail("file", "%v", err)
+	}
 	if env.Format != ReceiptFormat {
 		return nil, fail("format", "%q, want %q", env.Format, ReceiptFormat)
 	}
 	if env.KeyID != pub.KeyID() {
 		return nil, fail("key_id", "signed by key %q, not by the given key %s", env.KeyID, pub.KeyID())
 	}
-	sig, err := hex.DecodeString(env.Signature)
-	if err != nil {
-		return nil, fail("signature", "not hex")
+	if !lowerHex(env.Signature, 2*ed25519.SignatureSize) {
+		return nil, fail("signature", "want %d lower-case hex digits", 2*ed25519.SignatureSize)
 	}
+	sig, _ := hex.DecodeString(env.Signature)
 	payload := []byte(env.Payload)
 	if err := pub.Verify(receiptMessage(payload), sig); err != nil {
 		return nil, fail("signature", "does not verify (the receipt was edited after signing, or signed by another key): %v", err)
@@ -177,10 +187,51 @@ func VerifyReceipt(data []byte, pub PublicKey) (*Receipt, error) {
 	if err := strictjson.Decode(bytes.NewReader(payload), &r); err != nil {
 		return nil, fail("payload", "%v", err)
 	}
+	if err := allMembers(payload, reflect.TypeFor[Receipt](), ""); err != nil {
+		return nil, fail("payload", "%v", err)
+	}
 	if err := r.check(); err != nil {
 		return nil, err
 	}
 	return &r, nil
+}
+
+// lowerHex reports whether s is exactly n lower-case hex digits, the only
+// spelling the toolkit writes (hex.DecodeString would also take upper case).
+func lowerHex(s string, n int) bool {
+	if len(s) != n {
+		return false
+	}
+	for _, c := range []byte(s) {
+		if (c < '0' || c > '9') && (c < 'a' || c > 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// allMembers reports the first member of t's JSON fields (and of its
+// struct fields' objects, recursively) missing from the object data, already
+// decoded strictly: a receipt has exactly its members, none defaulted.
+func allMembers(data []byte, t reflect.Type, prefix string) error {
+	var m map[string]json.RawMessage
+	if err := strictjson.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	for i := range t.NumField() {
+		f := t.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		v, ok := m[name]
+		if !ok {
+			return fmt.Errorf("missing member %q", prefix+name)
+		}
+		if f.Type.Kind() == reflect.Struct {
+			if err := allMembers(v, f.Type, prefix+name+"."); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
 }
 
 // check reports a receipt whose fields are out of their domain.
@@ -210,13 +261,13 @@ func (r *Receipt) check() error {
 	case r.Path == "approximate" && (!r.NeedsNoise || r.Pending == ""):
 		return fail("pending", "an approximate path leaves the records' influence in the state: needs_noise and pending must say so")
 	}
-	if c, err := hex.DecodeString(r.Commitment); err != nil || len(c) != sha256.Size {
-		return fail("commitment", "%q: want 64 hex digits", r.Commitment)
+	if !lowerHex(r.Commitment, 2*sha256.Size) {
+		return fail("commitment", "%q: want %d lower-case hex digits", r.Commitment, 2*sha256.Size)
 	}
 	var times [3]time.Time
 	for i, f := range []struct{ name, v string }{{"received", r.Received}, {"deadline", r.Deadline}, {"served", r.Served}} {
 		t, err := time.Parse(ReceiptTimeLayout, f.v)
-		if err != nil {
+		if err != nil || ReceiptTime(t) != f.v { // exactly the layout: no one-digit hour
 			return fail(f.name, "%q: want %s", f.v, ReceiptTimeLayout)
 		}
 		times[i] = t

@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"unlearn/internal/floatbits"
+	"unlearn/internal/strictjson"
 
 	"golang.org/x/sync/errgroup"
 	"gonum.org/v1/gonum/floats"
@@ -358,13 +359,12 @@ func (t *Tightness) WriteJSON(w io.Writer) error {
 	return enc.Encode(t)
 }
 
-// ReadTightness decodes a tightness file, refusing unknown fields and
-// another format (ErrRecord).
+// ReadTightness decodes a tightness file by the rules of
+// internal/strictjson (exact member names, no duplicates or unknown
+// members, nothing after the value), refusing another format (ErrRecord).
 func ReadTightness(r io.Reader) (*Tightness, error) {
-	dec := json.NewDecoder(r)
-	dec.DisallowUnknownFields()
 	var t Tightness
-	if err := dec.Decode(&t); err != nil {
+	if err := strictjson.Decode(r, &t); err != nil {
 		return nil, fmt.Errorf("%w: tightness: %w", ErrRecord, err)
 	}
 	if t.Format != TightnessFormat {

@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"unicode/utf8"
+
+	"unlearn/internal/strictjson"
 )
 
 // FormatV1 is the format tag of the stream file header (spec §1.1).
@@ -65,14 +67,16 @@ func (h Header) Loss() (Loss, error) {
 	return loss, nil
 }
 
-// MetaValue decodes the metadata field key into v. It reports false when the
+// MetaValue decodes the metadata field key into v by the rules of the
+// toolkit's other documents (internal/strictjson: exact member names, no
+// duplicates, no unknown members). It reports false when the
 // field is absent and an error when it does not decode into v.
 func (h Header) MetaValue(key string, v any) (bool, error) {
 	raw, ok := h.Meta[key]
 	if !ok {
 		return false, nil
 	}
-	if err := json.Unmarshal(raw, v); err != nil {
+	if err := strictjson.Unmarshal(raw, v); err != nil {
 		return true, fmt.Errorf("header field %q: %w", key, err)
 	}
 	return true, nil

@@ -24,8 +24,9 @@ func newEvaluateCmd() *cobra.Command {
 	var releaseFiles []string
 	var df dataFlags
 	var asJSON, force bool
+	var trust releaseTrust
 	cmd := &cobra.Command{
-		Use:   "evaluate (--store DIR | --state FILE) [--release FILE] (--data FILE | --stream FILE)",
+		Use:   "evaluate (--store DIR | --state FILE) [--release FILE (--certificate FILE --public-key NAME.pub | --unverified)] (--data FILE | --stream FILE)",
 		Short: "Held-out loss, accuracy, log loss, AUC and confusion matrix of a store's state and its exact counterfactual, a snapshot, or a release",
 		Long: `evaluate reports the mean loss on the inserts of a held-out stream file (read
 one line at a time) and, for a classifier, the accuracy (logistic: the sign of
@@ -47,7 +48,10 @@ replay of the log without every forgotten sample): they are the same state
 unless an approximate forget left forgotten samples' influence in it. With
 --state it evaluates a snapshot (from 'unlearn train' or 'unlearn export').
 --release FILE (repeatable) adds a release (from 'unlearn release' or 'unlearn
-certify'): what its noise costs beside the other models. The data's header must
+certify'): what its noise costs beside the other models. A release is
+used only once it verifies as 'unlearn verify' checks it: give its
+--certificate (one per --release, in order) and the certifier's --public-key;
+--unverified uses it unchecked and says so on standard error. The data's header must
 have the model's kind and d; hold out the tail of the same stream (a generated
 stream with another seed has another true model).
 
@@ -64,7 +68,7 @@ a stream, as --stream FILE reads it, unless --format is given: invocations
 from before --data read data sets keep working.`,
 		Example: `  unlearn evaluate --store model --data heldout.jsonl
   unlearn evaluate --store model --data heldout.csv --json
-  unlearn evaluate --store model --release release.json --data heldout.jsonl`,
+  unlearn evaluate --store model --release release.json --certificate cert.json --public-key certifier.pub --data heldout.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			switch {
@@ -92,11 +96,14 @@ from before --data read data sets keep working.`,
 					return err
 				}
 			}
+			if err := trust.check(cmd.Flags(), releaseFiles); err != nil {
+				return err
+			}
 			var models []namedModel
 			// A release (unlearn release, unlearn certify) is evaluated beside
 			// whatever else is given: what the noise costs in loss and accuracy.
-			for _, rf := range releaseFiles {
-				m, err := releaseModel(rf)
+			for i, rf := range releaseFiles {
+				m, err := releaseModel(rf, &trust, i, cmd.ErrOrStderr())
 				if err != nil {
 					return err
 				}
@@ -146,6 +153,7 @@ from before --data read data sets keep working.`,
 	f.StringVar(&dir, "store", "", "store directory")
 	f.StringVar(&stateFile, "state", "", "state snapshot to evaluate instead of a store")
 	f.StringArrayVar(&releaseFiles, "release", nil, "a release file (unlearn release, unlearn certify) to evaluate too; repeatable")
+	trust.register(f)
 	f.StringVar(&data, "data", "", "held-out data set (CSV, LIBSVM or IDX; the data flags say how to read it) or stream file (this or --stream is required)")
 	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
 	f.BoolVar(&asJSON, "json", false, "write the evaluation as JSON (format unlearn-evaluation/v1) instead of a table")

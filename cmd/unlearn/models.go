@@ -2,11 +2,15 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
+
+	"github.com/spf13/pflag"
 
 	"unlearn/certify"
 	"unlearn/model"
 	"unlearn/olbfgs"
+	"unlearn/sign"
 	"unlearn/stream"
 )
 
@@ -38,11 +42,62 @@ func (m namedModel) apply() (*model.Model, error) {
 	return mm, nil
 }
 
-// releaseModel reads a release file (unlearn release, unlearn certify)
-// given by --release.
-func releaseModel(path string) (namedModel, error) {
+// releaseTrust are the flags that say how a release given for use
+// (--release) is checked before anything is computed from it: its
+// certificate and the certifier's public key, by the checks of 'unlearn
+// verify' (signature, the release file's SHA-256, configuration, loss,
+// dimension, memory), or --unverified, which uses it unchecked and says so.
+type releaseTrust struct {
+	certificates []string
+	publicKey    string
+	unverified   bool
+}
+
+func (t *releaseTrust) register(f *pflag.FlagSet) {
+	f.StringArrayVar(&t.certificates, "certificate", nil, "the certificate of --release (one per --release, in order): the release is used only if it verifies as 'unlearn verify' checks it (with --public-key)")
+	f.StringVar(&t.publicKey, "public-key", "", "the certifier's public key (unlearn keygen) that signed the certificate of --release")
+	f.BoolVar(&t.unverified, "unverified", false, "use --release WITHOUT checking its certificate and signature (a warning on standard error says the results come from an unchecked file)")
+}
+
+// check reports flags that do not say how the given releases are checked.
+func (t *releaseTrust) check(fl *pflag.FlagSet, releases []string) error {
+	if len(releases) == 0 {
+		for _, name := range []string{"certificate", "public-key", "unverified"} {
+			if fl.Changed(name) {
+				return flagError(name, "only with --release")
+			}
+		}
+		return nil
+	}
+	switch {
+	case t.unverified && len(t.certificates) > 0:
+		return flagError("unverified", "not with --certificate (which checks the release): give one or the other")
+	case t.unverified && t.publicKey != "":
+		return flagError("unverified", "not with --public-key (which checks the release's certificate): give one or the other")
+	case t.unverified:
+		return nil
+	case len(t.certificates) == 0:
+		return flagError("certificate", "required with --release: a release is used only once its certificate verifies with the certifier's --public-key (as 'unlearn verify' checks it); --unverified uses it unchecked")
+	case len(t.certificates) != len(releases):
+		return flagError("certificate", "%d given for %d --release files: give one per release, in the same order", len(t.certificates), len(releases))
+	case t.publicKey == "":
+		return flagError("public-key", "required with --certificate: the certifier's public key (unlearn keygen NAME.pub); without it anyone could have written the certificate")
+	}
+	return nil
+}
+
+// releaseModel reads the i-th release file (unlearn release, unlearn
+// certify) given by --release and, unless --unverified, verifies it against
+// its certificate and the certifier's public key first: the file's bytes
+// that are verified are the bytes that are used.
+func releaseModel(path string, t *releaseTrust, i int, stderr io.Writer) (namedModel, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
+		return namedModel{}, err
+	}
+	if t.unverified {
+		fmt.Fprintf(stderr, "WARNING: --unverified: %s was NOT checked against a certificate or signature: the results come from an unchecked file\n", path)
+	} else if err := verifyRelease(path, b, t.certificates[i], t.publicKey, stderr); err != nil {
 		return namedModel{}, err
 	}
 	r, err := certify.ParseRelease(b)
@@ -54,6 +109,32 @@ func releaseModel(path string) (namedModel, error) {
 		return namedModel{}, flagError("release", "%s: %v", path, err)
 	}
 	return namedModel{name: "release " + path, l: l, hdr: r.Loss, contract: r.Contract}, nil
+}
+
+// verifyRelease checks release, the bytes of the file path, against the
+// certificate certFile signed by the key pubFile, as 'unlearn verify' does.
+func verifyRelease(path string, release []byte, certFile, pubFile string, stderr io.Writer) error {
+	pub, err := sign.LoadPublic(pubFile)
+	if err != nil {
+		return flagError("public-key", "%v", err)
+	}
+	data, err := os.ReadFile(certFile)
+	if err != nil {
+		return flagError("certificate", "%v", err)
+	}
+	cert, err := certify.ParseCertificate(data)
+	if err != nil {
+		return flagError("certificate", "%s: %v", certFile, err)
+	}
+	rep, err := certify.Verify(cert, release, pub)
+	if err != nil {
+		return fmt.Errorf("INVALID: release %s does not verify against certificate %s (nothing was computed from it): %w", path, certFile, err)
+	}
+	if !rep.Authenticated {
+		return fmt.Errorf("INVALID: release %s: certificate %s is not signed by key %s", path, certFile, pub.KeyID())
+	}
+	fmt.Fprintf(stderr, "verified %s: certificate %s, signed by key %s\n", path, certFile, pub.KeyID())
+	return nil
 }
 
 // snapshotModel reads a state snapshot given by --state.

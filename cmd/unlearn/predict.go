@@ -23,15 +23,24 @@ func newPredictCmd() *cobra.Command {
 		data, in, out               string
 		asJSON, force               bool
 		df                          dataFlags
+		trust                       releaseTrust
 	)
 	cmd := &cobra.Command{
-		Use:   "predict (--store DIR | --state FILE | --release FILE) (--data FILE | --stream FILE) [--out FILE] [--json]",
+		Use:   "predict (--store DIR | --state FILE | --release FILE (--certificate FILE --public-key NAME.pub | --unverified)) (--data FILE | --stream FILE) [--out FILE] [--json]",
 		Short: "Apply a store's model, a snapshot or a release to new rows: predicted label and class probabilities",
 		Long: `predict applies a model — a store's current state (--store), a snapshot
 (--state, from 'unlearn train' or 'unlearn export') or a release (--release,
 from 'unlearn release' or 'unlearn certify') — to the rows of a data file
 (--data: CSV, LIBSVM or IDX) or a stream file (--stream), and writes one line
 per row, in the file's order: CSV with a header row, or JSON Lines with --json.
+
+A release is used only once it verifies: --certificate (the release's
+certificate) and --public-key (the certifier's key) are required with
+--release, and the release is checked as 'unlearn verify' checks it — the
+signature, the release file's SHA-256, its configuration, loss and
+dimension — before any row is read; a release that does not verify is refused
+and nothing is written. --unverified uses the file unchecked (an edited w, or
+another loss kind, would be predicted with) and says so on standard error.
 
 Columns: id, the row's id (a CSV id column's value, string ids included, or
 the 1-based row number; a stream event's id); for a classifier, label, the
@@ -65,7 +74,7 @@ row whatever the number of rows, and the input may be a pipe (--data
 temporary file renamed when complete); without it the lines go to standard
 output.`,
 		Example: `  unlearn predict --store model --data new-patients.csv > predictions.csv
-  unlearn predict --release release.json --data t10k-images-idx3-ubyte.gz --json --out predictions.jsonl
+  unlearn predict --release release.json --certificate cert.json --public-key certifier.pub --data t10k-images-idx3-ubyte.gz --json --out predictions.jsonl
   unlearn predict --state state.json --stream heldout.jsonl`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -112,8 +121,15 @@ output.`,
 					}
 				}
 			}
+			var releases []string
+			if releaseFile != "" {
+				releases = []string{releaseFile}
+			}
+			if err := trust.check(fl, releases); err != nil {
+				return err
+			}
 			if out != "" {
-				if err := outputGuard(out, dir, src.path, stateFile, releaseFile); err != nil {
+				if err := outputGuard(out, dir, append([]string{src.path, stateFile, releaseFile, trust.publicKey}, trust.certificates...)...); err != nil {
 					return err
 				}
 			}
@@ -121,7 +137,7 @@ output.`,
 			var err error
 			switch {
 			case releaseFile != "":
-				m, err = releaseModel(releaseFile)
+				m, err = releaseModel(releaseFile, &trust, 0, cmd.ErrOrStderr())
 			case stateFile != "":
 				m, err = snapshotModel(stateFile)
 			default:
@@ -177,6 +193,7 @@ output.`,
 	f.StringVarP(&out, "out", "o", "", "write the predictions to this file (default: standard output)")
 	f.BoolVar(&asJSON, "json", false, "write JSON Lines (one object per row) instead of CSV")
 	f.BoolVar(&force, "force-features", false, forceFeaturesHelp)
+	trust.register(f)
 	df.keys = "string ids are written as they are, in the id column"
 	df.lossFrom = "the model's"
 	df.add(f, 0)

@@ -91,7 +91,11 @@ func TestPredictExactReleaseIsTheStore(t *testing.T) {
 			out, err = runCLI(t, "forget", "--store", st, "--keys", "p7")
 			require.NoError(t, err, out)
 			rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
-			out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert)
+			key := filepath.Join(dir, "certifier")
+			_, err = runCLI(t, "keygen", "--out", key)
+			require.NoError(t, err)
+			out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--key", key+".key")
+			checked := []string{"--release", rel, "--certificate", cert, "--public-key", key + ".pub"}
 			require.NoError(t, err, out)
 			require.Contains(t, out, "path: exact")
 			r, err := certify.ParseRelease(mustRead(t, rel))
@@ -104,13 +108,13 @@ func TestPredictExactReleaseIsTheStore(t *testing.T) {
 
 			for _, json := range [][]string{nil, {"--json"}} {
 				fromStore := predictOut(t, append([]string{"--store", st, "--data", csvFile}, json...)...)
-				fromRelease := predictOut(t, append([]string{"--release", rel, "--data", csvFile}, json...)...)
+				fromRelease := predictOut(t, append(append(checked, "--data", csvFile), json...)...)
 				require.Equal(t, fromStore, fromRelease, "an exact release predicts the store's bits")
 				require.Equal(t, tc.rows+1, strings.Count(fromStore, "\n")+len(json), "a line per row (and a header row)")
 			}
 
 			// Accuracy from predict's output, against the file's labels.
-			pred, err := csv.NewReader(strings.NewReader(predictOut(t, "--release", rel, "--data", csvFile))).ReadAll()
+			pred, err := csv.NewReader(strings.NewReader(predictOut(t, append(checked, "--data", csvFile)...))).ReadAll()
 			require.NoError(t, err)
 			f, err := os.Open(csvFile)
 			require.NoError(t, err)
@@ -136,7 +140,7 @@ func TestPredictExactReleaseIsTheStore(t *testing.T) {
 				}
 				require.InDelta(t, 1, sum, 1e-12, "row %d: a probability per class", i)
 			}
-			evOut, err := runCLI(t, "evaluate", "--store", st, "--release", rel, "--data", csvFile, "--json")
+			evOut, _, err := runCLISplit(t, append(append([]string{"evaluate", "--store", st}, checked...), "--data", csvFile, "--json")...)
 			require.NoError(t, err)
 			var rep model.Report
 			require.NoError(t, json.Unmarshal([]byte(evOut), &rep))

@@ -81,7 +81,7 @@ func TestGettingStartedPython(t *testing.T) {
 			rel := filepath.Join(dir, strings.ReplaceAll(name, " ", "-")+".release.json")
 			o, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", rel+".cert")
 			require.NoError(t, err, o)
-			want := readCSV(t, predictOut(t, "--release", rel, "--data", c[0]))
+			want := readCSV(t, predictOut(t, "--release", rel, "--unverified", "--data", c[0]))
 
 			cmd := exec.Command(py, program, rel, c[0])
 			var stderr bytes.Buffer

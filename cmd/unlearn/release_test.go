@@ -76,7 +76,7 @@ func TestReleaseFromStore(t *testing.T) {
 
 	// What the noise costs: the release evaluated beside the state and the
 	// exact counterfactual.
-	out, err = runCLI(t, "evaluate", "--store", st, "--release", rel, "--data", in)
+	out, err = runCLI(t, "evaluate", "--store", st, "--release", rel, "--certificate", cert, "--public-key", key+".pub", "--data", in)
 	require.NoError(t, err, out)
 	require.Contains(t, out, "release "+rel)
 	require.Contains(t, out, "exact counterfactual")

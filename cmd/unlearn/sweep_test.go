@@ -144,8 +144,9 @@ func sweepBases() map[string][][]string {
 		"release":  {cat([]string{"--store", "model", "--out", "@", "--certificate", "@", "--no-ledger", "--insecure-seeded", "1"}, eps)},
 		"releases": {{"--store", "model", "--get", "1", "--out", "@"}},
 		"sigma":    {{"--alpha", "1", "--epsilon", "1", "--delta", "1e-5"}},
-		"predict":  {cat([]string{"--store", "model", "--out", "@"}, data)},
-		"tune":     {cat(data, []string{"--etas", "0.1", "--lambdas", "0.01"})},
+		"predict": {cat([]string{"--store", "model", "--out", "@"}, data),
+			cat([]string{"--release", "r0.json", "--certificate", "c0.json", "--public-key", "certifier.pub", "--out", "@"}, data)},
+		"tune": {cat(data, []string{"--etas", "0.1", "--lambdas", "0.01"})},
 		// 256.0.0.1 is no address: serve stops at listening once its flags are accepted.
 		"serve":  {{"--store", "model", "--addr", "256.0.0.1:1", "--key", "certifier.key"}},
 		"verify": {{"--receipt", "r0.json", "--public-key", "certifier.pub", "--nonce", "00", "--ids", "1"}},
@@ -174,7 +175,7 @@ func runSweep(t *testing.T) {
 	run("keygen", "--out", "certifier")
 	run("init", "--store", "model", "--data", "d.csv", "--label", "y", "--tau", "3", "--radius", "5", "--sample-bound", "10")
 	run("ingest", "--store", "model", "--data", "d.csv", "--label", "y")
-	run("release", "--store", "model", "--epsilon", "1", "--delta", "1e-5", "--out", "r0.json", "--certificate", "c0.json")
+	run("release", "--store", "model", "--epsilon", "1", "--delta", "1e-5", "--out", "r0.json", "--certificate", "c0.json", "--key", "certifier.key")
 
 	bases := sweepBases()
 	n := 0

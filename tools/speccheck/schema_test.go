@@ -178,7 +178,7 @@ func formats() []format {
 				{"unknown config field", "generated", editDoc(set("config/stream/noise", 1)), true},
 				{"series value Inf unquoted as a word", "generated", editDoc(set("methods/1/series/E_w/0", "Inf")), true},
 				{"unknown deletion mode", "file", editDoc(set("config/mode", "sideways")), false},
-				{"two decay fits", "file", editDoc(set("methods/0/summary/rho", []float64{1, 1})), false},
+				{"two decay fits", "file", editDoc(set("methods/0/summary/rho", []float64{1, 1})), true},
 				{"clearance -2", "file", editDoc(set("methods/0/summary/clearance", -2)), false},
 				{"no methods", "file", editDoc(set("methods", []any{})), false},
 				{"short source hash", "file", editDoc(set("source/sha256", "abc")), false},
