@@ -310,7 +310,7 @@ func (c *Certificate) Summary() string {
 		fmt.Fprintf(&b, "  sigma        %.6g (%s calibration, %s sampler)\n", c.Sigma, c.Calibration, c.Sampler)
 	}
 	fmt.Fprintf(&b, "  memory       %s\n", c.Memory)
-	fmt.Fprintf(&b, "  intervention %s, %d deletion(s), d = %d\n", c.Intervention, c.Deletions, c.Dim)
+	fmt.Fprintf(&b, "  intervention %s, %d deletion(s), %d parameters\n", c.Intervention, c.Deletions, c.Dim)
 	fmt.Fprintf(&b, "  release      sha256 %s\n", c.ReleaseSHA256)
 	if c.KeyID != "" {
 		fmt.Fprintf(&b, "  signed by    key %s\n", c.KeyID)

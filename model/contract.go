@@ -151,6 +151,12 @@ type CheckOptions struct {
 	// multinomial model's by their order alone. Its zero value describes
 	// two classes as a binary model's.
 	Kind stream.Kind
+	// Column, if not nil, returns the 1-based column of the data file
+	// that holds the named feature (0 if none): a features mismatch then
+	// names each column the data file's way, its number and header name
+	// ("column 6 \"area\""). Nil names the data's feature columns by
+	// their position among the features.
+	Column func(name string) int
 }
 
 // Check compares the contract of data read into the model (data, from
@@ -171,7 +177,7 @@ func (c *Contract) Check(data *Contract, o CheckOptions) error {
 		}
 		if c.Format == dataset.CSV && !slices.Equal(c.Features, data.Features) {
 			return &MismatchError{Field: "features", Want: columns(c.Features), Got: columns(data.Features),
-				Detail: featureDiff(c.Features, data.Features)}
+				Detail: featureDiff(c.Features, data.Features, o.Column)}
 		}
 		if c.Format == dataset.IDX && c.Shape != nil && data.Shape != nil && !slices.Equal(c.Shape, data.Shape) {
 			return &MismatchError{Field: "shape", Want: shape(c.Shape), Got: shape(data.Shape)}
@@ -251,12 +257,24 @@ func columns(names []string) string {
 
 // featureDiff says where the data's feature columns first differ from the
 // model's: a missing or extra column, a renamed one, or two swapped.
-func featureDiff(want, got []string) string {
+func featureDiff(want, got []string, column func(string) int) string {
 	in := func(s []string, x string) bool { return slices.Contains(s, x) }
+	// at names the data's feature column g the data file's way, its
+	// column number and header name, when column says them.
+	at := func(g string) (string, bool) {
+		if column == nil {
+			return "", false
+		}
+		n := column(g)
+		return fmt.Sprintf("column %d %q", n, g), n > 0
+	}
 	for _, w := range want {
 		if !in(got, w) {
 			for i, g := range got {
 				if i < len(want) && want[i] == w && !in(want, g) {
+					if c, ok := at(g); ok {
+						return fmt.Sprintf("%s is where the model has %q: renamed?", c, w)
+					}
 					return fmt.Sprintf("column %d is %q where the model has %q: renamed?", i+1, g, w)
 				}
 			}
@@ -265,11 +283,17 @@ func featureDiff(want, got []string) string {
 	}
 	for _, g := range got {
 		if !in(want, g) {
+			if c, ok := at(g); ok {
+				return fmt.Sprintf("%s is not a feature of the model: exclude it if it is not a feature", c)
+			}
 			return fmt.Sprintf("column %q is not a feature of the model: exclude it if it is not a feature", g)
 		}
 	}
 	for i := range min(len(want), len(got)) {
 		if want[i] != got[i] {
+			if c, ok := at(got[i]); ok {
+				return fmt.Sprintf("%s is where the model has %q: columns in another order", c, want[i])
+			}
 			return fmt.Sprintf("feature %d is %q, the model's is %q: columns in another order", i+1, got[i], want[i])
 		}
 	}

@@ -177,7 +177,7 @@ func (s *Store) initialize() error {
 func Open(dir string) (*Store, error) {
 	if _, err := os.Stat(filepath.Join(dir, FileName)); err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("store: %s: %w (create one with Create / unlearn init)", dir, ErrNotStore)
+			return nil, fmt.Errorf("store: %s: %w (it holds no %s)", dir, ErrNotStore, FileName)
 		}
 		return nil, fmt.Errorf("store: %w", err)
 	}

@@ -229,7 +229,7 @@ func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model
 	}
 	lossFromModel(fl, &opts, h.path, l.Loss().Kind(), l.Config().Dim, lambda)
 	in.contractDefaults(fl, &opts, h.path)
-	hdr, r, err := openData(h.path, opts)
+	hdr, r, err := in.openData(h.path, opts)
 	if err != nil {
 		return nil, err
 	}
@@ -242,7 +242,7 @@ func (h *heldOut) evaluate(cmd *cobra.Command, m namedModel, force bool) (*model
 	}
 	// The contract before d: a CSV with a column missing or extra has
 	// another d, and the contract says which column.
-	if err := in.checkContract(h.notes(cmd), "data", h.path, hdr, true); err != nil {
+	if err := in.checkContract(h.notes(cmd), "data", h.path, hdr, r); err != nil {
 		return nil, err
 	}
 	if fl.Changed("lambda") && hdr.Lambda != lambda {
@@ -299,7 +299,7 @@ func evaluateFile(note io.Writer, m namedModel, in intoModel, flag, name string)
 	}
 	// The contract first: it names the field (classes, features) that
 	// makes the loss differ.
-	if err := in.checkContract(note, flag, name, rd.Header(), false); err != nil {
+	if err := in.checkContract(note, flag, name, rd.Header(), nil); err != nil {
 		return nil, err
 	}
 	if h := rd.Header(); h.Kind != l.Loss().Kind() || h.D != l.Config().Dim || h.K != l.Config().Outputs {

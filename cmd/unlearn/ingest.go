@@ -173,7 +173,7 @@ func checkStreamContract(cmd *cobra.Command, in intoModel, f *os.File, name stri
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
-	if err := in.checkContract(cmd.ErrOrStderr(), "", name, rd.Header(), false); err != nil {
+	if err := in.checkContract(cmd.ErrOrStderr(), "", name, rd.Header(), nil); err != nil {
 		return err
 	}
 	_, err = f.Seek(0, io.SeekStart)
@@ -190,7 +190,10 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	want := s.Header()
 	lossFromModel(cmd.Flags(), &opts, path, want.Kind, want.D, want.Lambda)
 	in.contractDefaults(cmd.Flags(), &opts, path)
-	hdr, r, err := openData(path, opts)
+	if err := requireEveryClassFirst(s, path, opts); err != nil {
+		return err
+	}
+	hdr, r, err := in.openData(path, opts)
 	if err != nil {
 		return err
 	}
@@ -198,7 +201,7 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	// The contract first: a CSV with a column missing or extra has another
 	// d, and the contract says which column.
 	if hdr.Kind == want.Kind {
-		if err := in.checkContract(cmd.ErrOrStderr(), "data", path, hdr, true); err != nil {
+		if err := in.checkContract(cmd.ErrOrStderr(), "data", path, hdr, r); err != nil {
 			return err
 		}
 	}

@@ -236,7 +236,7 @@ func openStore(dir string) (*store.Store, error) {
 	}
 	s, err := store.Open(dir)
 	if errors.Is(err, store.ErrNotStore) {
-		return nil, flagError("store", "%v", err)
+		return nil, flagError("store", "%v; create one with unlearn init --store %s", err, dir)
 	}
 	return s, err
 }

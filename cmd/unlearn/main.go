@@ -45,7 +45,7 @@ deletion-edited counterfactual, and certifies unlearned states.`,
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
-	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return usageError{err} })
+	root.SetFlagErrorFunc(flagParseError)
 	root.AddCommand(
 		newGenCmd(),
 		newTrainCmd(),
@@ -63,6 +63,7 @@ deletion-edited counterfactual, and certifies unlearned states.`,
 	for _, c := range registered {
 		root.AddCommand(c())
 	}
+	plainWords(root)
 	return root
 }
 

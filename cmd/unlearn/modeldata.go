@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"slices"
+	"strings"
 
 	"github.com/spf13/pflag"
 
@@ -72,12 +73,18 @@ func (in intoModel) contractDefaults(fl *pflag.FlagSet, o *dataset.Options, path
 }
 
 // checkContract checks the contract of data read into the model — a data
-// file's (fromData: read with the data flags, given by --data) or a stream
-// file's (given by --flag, or as an argument when flag is "") — against the
-// model's. What cannot be checked
+// file's (data, its reader: read with the data flags, given by --data) or
+// a stream file's (data nil; given by --flag, or as an argument when flag
+// is "") — against the model's. A data file's columns are named the file's
+// way (1-based column number and header name). What cannot be checked
 // is said on note: a model or a stream that records no contract.
-func (in intoModel) checkContract(note io.Writer, flag, path string, hdr stream.Header, fromData bool) error {
-	data, err := model.ContractOf(hdr)
+func (in intoModel) checkContract(note io.Writer, flag, path string, hdr stream.Header, data *dataset.Reader) error {
+	fromData := data != nil
+	var column func(string) int
+	if fromData {
+		column = data.Column
+	}
+	dc, err := model.ContractOf(hdr)
 	if err != nil {
 		return flagError(flag, "%s: %v", path, err)
 	}
@@ -87,11 +94,11 @@ func (in intoModel) checkContract(note io.Writer, flag, path string, hdr stream.
 		return nil
 	case in.contract == nil:
 		return nil
-	case data == nil:
+	case dc == nil:
 		fmt.Fprintf(note, "note: %s records no data source: only its loss (kind, d, λ) is checked against %s data contract\n", path, in.whose)
 		return nil
 	}
-	if err := in.contract.Check(data, model.CheckOptions{ByPosition: in.byPosition, Kind: in.kind}); err != nil {
+	if err := in.contract.Check(dc, model.CheckOptions{ByPosition: in.byPosition, Kind: in.kind, Column: column}); err != nil {
 		what := path
 		if flag != "" {
 			what = "--" + flag + " " + path
@@ -132,5 +139,24 @@ func mismatchHint(err error, fromData bool) string {
 	case "features":
 		return "; --exclude COLUMN for a column that is not a feature, or --force-features if the columns are the model's features under other names"
 	}
+	if me.Field == "format" && strings.Contains(me.Want+me.Got, "IDX") {
+		return "; give it " + me.Want + " (the format the model was trained on)"
+	}
 	return "; --force-features takes its features by position if they are the model's"
+}
+
+// openData opens the data file path (given by --data) to be read into the
+// model. Data of another format than the model's contract is refused first,
+// naming both formats — not with what reading it in that format would
+// lack (a CSV --label) — unless --force-features takes it by position.
+func (in intoModel) openData(path string, o dataset.Options) (stream.Header, *dataset.Reader, error) {
+	if c := in.contract; c != nil && !in.byPosition {
+		if f, err := dataset.DetectFormat(path, o); err == nil && f != c.Format {
+			err := c.Check(&model.Contract{Format: f, Classes: c.Classes}, model.CheckOptions{Kind: in.kind})
+			if err != nil {
+				return stream.Header{}, nil, usageError{fmt.Errorf("--data %s: %w%s", path, err, mismatchHint(err, true))}
+			}
+		}
+	}
+	return openData(path, o)
 }

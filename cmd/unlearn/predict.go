@@ -219,7 +219,7 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 		}
 		// The contract first: it names the field (classes, features) that
 		// makes the loss differ.
-		if err := in.checkContract(cmd.ErrOrStderr(), h.flag, h.path, rd.Header(), false); err != nil {
+		if err := in.checkContract(cmd.ErrOrStderr(), h.flag, h.path, rd.Header(), nil); err != nil {
 			f.Close()
 			return nil, nil, err
 		}
@@ -237,14 +237,14 @@ func (h heldOut) predictRows(cmd *cobra.Command, m namedModel, force bool) (mode
 	lossFromModel(fl, &opts, h.path, kind, d, m.hdr.Lambda)
 	in.contractDefaults(fl, &opts, h.path)
 	unnamedClasses(fl, &opts, m)
-	hdr, r, err := openData(h.path, opts)
+	hdr, r, err := in.openData(h.path, opts)
 	if err != nil {
 		return nil, nil, err
 	}
 	if hdr.Kind == kind {
 		// The contract before d: a CSV with a column missing or extra has
 		// another d, and the contract says which column.
-		if err := in.checkContract(cmd.ErrOrStderr(), "data", h.path, hdr, true); err != nil {
+		if err := in.checkContract(cmd.ErrOrStderr(), "data", h.path, hdr, r); err != nil {
 			r.Close()
 			return nil, nil, err
 		}

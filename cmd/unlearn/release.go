@@ -179,6 +179,7 @@ experiments only.`,
 				return err
 			}
 			fmt.Fprint(cmd.OutOrStdout(), r.Certificate.Summary())
+			fmt.Fprintf(cmd.OutOrStdout(), "  model        %s\n", modelSize(s.Header().D, r.Certificate.Dim))
 			printReleasePath(cmd.OutOrStdout(), r.Path, r.Certificate)
 			printUtility(cmd.ErrOrStderr(), r.Certificate, r.Release)
 			fmt.Fprintf(cmd.ErrOrStderr(), "wrote %s and %s\n", out, certFile)

@@ -85,8 +85,8 @@ verified exactly, the check says so instead of OK.`,
 				c := st.Learner
 				fmt.Fprintf(out, "store %s (schema %d, %.4g MB: log %.4g MB, checkpoints %.4g MB, state %.4g MB, releases %.4g MB)\n", st.Dir, st.SchemaVersion,
 					float64(st.Bytes)/1e6, float64(st.LogBytes)/1e6, float64(st.CheckpointBytes)/1e6, float64(st.StateBytes)/1e6, float64(st.ReleaseBytes)/1e6)
-				fmt.Fprintf(out, "learner: %s loss, d = %d, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
-					st.Kind, c.Dim, c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
+				fmt.Fprintf(out, "learner: %s loss, %s, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
+					st.Kind, modelSize(c.Dim, c.ParamDim()), c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
 				if c.HasOptions() {
 					fmt.Fprintln(out, optionsSummary(c))
 				}

@@ -7,6 +7,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -32,7 +33,21 @@ var hostileValues = map[string][]string{
 	"int64Slice":   {"0", "-1", "9223372036854775807"},
 	"uintSlice":    {"0", "18446744073709551615"},
 	"float64Slice": {"NaN", "+Inf", "0", "-1", "1e308", "5e-324"},
+	"duration":     {"0s", "-1s", "2540400h"},
 }
+
+// unparsable are values each flag type's parser refuses ("2x" for a
+// number, "10" without a unit for a duration): the message must name the
+// flag and say what the value should be, in words.
+var unparsable = map[string][]string{
+	"float64": {"2x"}, "int": {"2x", "1.5"}, "int64": {"2x"}, "uint64": {"-1", "2x"},
+	"intSlice": {"1,2x"}, "int64Slice": {"1,2x"}, "uintSlice": {"2x"}, "float64Slice": {"1,2x"},
+	"duration": {"10", "x", "10 minutes"},
+}
+
+// goWordsInMessages are Go's own words that no message of the tool may
+// show a user (a Go package's error prefix, a Go API name).
+var goWordsInMessages = []string{"strconv.", "time: ", "json: ", "Go struct", "Go value", "with Create"}
 
 // TestHostileNumericFlags sweeps every numeric flag of every command with
 // hostile values (NaN, ±Inf, 0, negative, huge, subnormal,
@@ -41,7 +56,9 @@ var hostileValues = map[string][]string{
 // result are both fine. The sweep runs in a child process; the parent
 // kills it if its resident memory passes 3 GiB (the race detector's
 // shadow memory included) or it runs past 5 minutes, naming the case it
-// was in. Each case must also finish within 20 s. (The bases are small:
+// was in. Each case must also finish within 20 s. No message may show
+// Go's own words (goWordsInMessages), and a value the flag's type cannot
+// parse (unparsable) is refused naming the flag. (The bases are small:
 // the sweep's 1,300 cases take about 18 s under the race detector.)
 func TestHostileNumericFlags(t *testing.T) {
 	if os.Getenv(sweepChild) != "" {
@@ -210,7 +227,13 @@ func runSweep(t *testing.T) {
 			continue
 		}
 		for _, f := range flags {
-			for _, v := range values[f.Value.Type()] {
+			bad := map[string]bool{}
+			vals := slices.Clone(values[f.Value.Type()])
+			for _, v := range unparsable[f.Value.Type()] {
+				bad[v] = true
+				vals = append(vals, v)
+			}
+			for _, v := range vals {
 				for _, base := range bs {
 					args := []string{c.Name()}
 					for _, a := range base {
@@ -226,7 +249,22 @@ func runSweep(t *testing.T) {
 								t.Errorf("unlearn %s panicked: %v", strings.Join(args, " "), r)
 							}
 						}()
-						_, _ = runCLI(t, args...)
+						_, err := runCLI(t, args...)
+						if err == nil {
+							if bad[v] {
+								t.Errorf("unlearn %s: accepted", strings.Join(args, " "))
+							}
+							return
+						}
+						msg := err.Error()
+						for _, w := range goWordsInMessages {
+							if strings.Contains(msg, w) {
+								t.Errorf("unlearn %s: the message shows Go's %q: %s", strings.Join(args, " "), w, msg)
+							}
+						}
+						if bad[v] && !strings.Contains(msg, "--"+f.Name+": ") {
+							t.Errorf("unlearn %s: the message does not name --%s: %s", strings.Join(args, " "), f.Name, msg)
+						}
 					}()
 					if os.Getenv("UNLEARN_SWEEP_TIMES") != "" {
 						fmt.Printf("time %s %s %v\n", c.Name(), f.Name, time.Since(start).Microseconds())

@@ -170,6 +170,9 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, lf
 		return err
 	}
 	opts.Limit = upTo
+	if err := requireEveryClass(path, opts); err != nil {
+		return err
+	}
 	hdr, r, err := openData(path, opts)
 	if err != nil {
 		return err

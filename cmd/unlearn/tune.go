@@ -44,7 +44,9 @@ first part — one pass, predict then train, so the progressive loss comes for
 free — and then scores the held-out rows with the deployed parameters without
 training on them. It prints one row per pair (progressive loss, held-out loss
 and accuracy) and picks the pair with the lowest held-out loss: the values to
-give init or train (--eta, --lambda).
+give init or train (--eta, --lambda). When the pick is the smallest or the
+largest value of --etas or --lambdas, it warns on standard error: the best may
+lie beyond the grid, which should be extended that way.
 
 The loss is the data term of the model's loss (log loss for logistic and
 multinomial, half the squared error for regression), without the ridge, so
@@ -112,6 +114,9 @@ per pair on one core.`,
 				events = append(events, e)
 			}
 			r.Close()
+			if err := requireEveryClassIn(data, opts, hdr, events); err != nil {
+				return err
+			}
 			nHeld := int(math.Round(holdout * float64(len(events))))
 			if nHeld < 1 || nHeld >= len(events) {
 				return flagError("holdout", "%v of %d rows leaves no row to train on or to hold out", holdout, len(events))
@@ -157,6 +162,9 @@ per pair on one core.`,
 			}
 			if best < 0 {
 				return fmt.Errorf("tune: every (η, λ) of the grid diverged: try smaller --etas")
+			}
+			for _, w := range gridEdgeWarnings(etas, lambdas, rows[best]) {
+				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
 			}
 			return nil
 		},

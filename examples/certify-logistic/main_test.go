@@ -60,7 +60,7 @@ func TestRun(t *testing.T) {
 		"ok           Ed25519 signature by key " + c.KeyID,
 		"alpha        " + fmt.Sprintf("%.6g", a.Alpha) + " (derived, proved)",
 		"sampler secure",
-		"intervention pair-drop, 5 deletion(s), d = 8",
+		"intervention pair-drop, 5 deletion(s), 8 parameters",
 		"cannot check that the noise was drawn",
 		fmt.Sprintf("true deviation ‖w̃ − w⁻‖      %.4g", res.Noised.Deviation),
 		fmt.Sprintf("looseness α / deviation      %.4g", a.Alpha/res.Noised.Deviation),

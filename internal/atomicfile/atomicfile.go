@@ -6,6 +6,21 @@
 // the target's directory (so the final rename stays on one file system), flush
 // it to stable storage with fsync, rename it over the target (rename(2) is
 // atomic), then fsync the directory so the rename itself is durable.
+//
+// What the target path already is decides what is replaced:
+//
+//   - nothing, or a regular file: the file is replaced atomically;
+//   - a symbolic link (or a chain of them): the link is kept and the file
+//     it points to is replaced atomically (a dangling link's target is
+//     created), as if the target's own path had been given;
+//   - a device, a FIFO or a socket (/dev/null, a terminal, a pipe such as
+//     /dev/stdout or a named pipe): it is written directly, never replaced;
+//     such a target cannot be written atomically, and a failed write may
+//     leave part of the output in it;
+//   - the very file this process's standard output or error is redirected
+//     to (/dev/stdout in `cmd --out /dev/stdout > file`): written through
+//     that stream, as if "-" had been given;
+//   - a directory: refused.
 package atomicfile
 
 import (
@@ -24,13 +39,34 @@ import (
 // removed and path is left as it was; the error is returned (or the panic
 // continues).
 //
-// The temporary file is named ".<base>.tmp-<random>" next to path; a crash
-// between its creation and the rename can leave it behind, never a partial
-// path.
+// The temporary file is named ".<base>.tmp-<random>" next to path (next to
+// the file a symbolic link points to); a crash between its creation and the
+// rename can leave it behind, never a partial path. The package
+// documentation says how links, devices, FIFOs and directories are treated.
 func WriteFile(path string, perm fs.FileMode, write func(w io.Writer) error) (err error) {
 	if write == nil {
 		panic("atomicfile: WriteFile: nil write function")
 	}
+	if fi, err := os.Stat(path); err == nil {
+		switch {
+		case fi.IsDir():
+			return fmt.Errorf("atomicfile: %s: %w", path, ErrIsDir)
+		case !fi.Mode().IsRegular():
+			return writeDirect(path, write)
+		}
+		if f := stdStream(fi); f != nil {
+			return writeStream(f, write)
+		}
+	}
+	path, err = resolveLinks(path)
+	if err != nil {
+		return fmt.Errorf("atomicfile: %w", err)
+	}
+	return replace(path, perm, write)
+}
+
+// replace writes path through a temporary file renamed over it.
+func replace(path string, perm fs.FileMode, write func(w io.Writer) error) error {
 	dir, base := filepath.Split(path)
 	if dir == "" {
 		dir = "."

@@ -19,10 +19,15 @@
 // inputs and with every file of the stores the command names, and its first
 // bytes are read: a ledger or an SQLite database is never an output.
 //
-// The outputs the commands write are replaced by a rename, which replaces a
-// link rather than what it points to; the guard still refuses an output
-// that names an input through a link: a path that aliases an input is a
-// mistake, and the next tool may follow the link.
+// An output that is a symbolic link is written where the link points
+// (internal/atomicfile replaces the link's target and keeps the link), so
+// every check here is made on what the link points to: an output that
+// names an input, a store's file or a ledger through a link is refused
+// as the file itself would be. An output that is a device, a FIFO or a
+// socket is written directly, never replaced, and is not read; a
+// character device (/dev/null, a terminal, /dev/stdout on one) may be
+// both an input and an output, or two outputs, since writing to it
+// destroys nothing.
 package pathguard
 
 import (
@@ -175,7 +180,7 @@ func checkOne(o resolved, i int, rs []resolved) error {
 		if j == i {
 			continue
 		}
-		if same(o, e) {
+		if same(o, e) && !isCharDevice(o.info) {
 			if e.kind.writes() && j > i {
 				continue // the later of two outputs is the one refused
 			}
@@ -235,6 +240,11 @@ func same(a, b resolved) bool {
 		return os.SameFile(a.info, b.info)
 	}
 	return a.abs == b.abs
+}
+
+// isCharDevice reports whether fi is a character device (nil: nothing).
+func isCharDevice(fi fs.FileInfo) bool {
+	return fi != nil && fi.Mode()&fs.ModeCharDevice != 0
 }
 
 // within reports whether p is inside dir (not dir itself).

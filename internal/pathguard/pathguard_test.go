@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -39,7 +40,14 @@ func fixture(t *testing.T) string {
 	require.NoError(t, os.Link(filepath.Join(dir, "in.txt"), filepath.Join(dir, "hard-in")))
 	require.NoError(t, os.Link(filepath.Join(dir, "model", store.FileName), filepath.Join(dir, "hard-db")))
 	require.NoError(t, os.Link(filepath.Join(dir, "model", ownLedger), filepath.Join(dir, "hard-ledger")))
+	require.NoError(t, os.Symlink(filepath.Join("model", store.FileName), filepath.Join(dir, "link-to-db")))
+	require.NoError(t, os.Symlink("other.ledger", filepath.Join(dir, "link-to-ledger")))
+	require.NoError(t, os.Symlink("db.sqlite", filepath.Join(dir, "link-to-sqlite")))
+	require.NoError(t, os.Symlink("link-to-in", filepath.Join(dir, "link-to-link-to-in")))
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "empty"), 0o755))
+	if err := syscall.Mkfifo(filepath.Join(dir, "out.fifo"), 0o600); err != nil {
+		t.Log("mkfifo:", err)
+	}
 	return dir
 }
 
@@ -97,6 +105,14 @@ func TestCheck(t *testing.T) {
 		{"new store inside a store", []add{{NewStore, "--store", "model/inner"}}, "--store", "inside the model store"},
 		{"new store over an existing one", []add{{NewStore, "--store", "model"}}, "", ""},
 		{"stdout", []add{in, {Output, "--out", "-"}}, "", ""},
+		{"link to an input given by its link", []add{{Input, "--stream", "link-to-in"}, {Output, "--out", "in.txt"}}, "--out", "is also an input"},
+		{"chain of links to an input", []add{in, {Output, "--out", "link-to-link-to-in"}}, "--out", "is also an input"},
+		{"link to the store's database", []add{st, {Output, "--out", "link-to-db"}}, "--out", "inside the model store"},
+		{"link to the store's database, store not named", []add{{Output, "--out", "link-to-db"}}, "--out", "inside the model store"},
+		{"link to a ledger", []add{{Output, "--out", "link-to-ledger"}}, "--out", "budget ledger"},
+		{"link to a database", []add{{Output, "--out", "link-to-sqlite"}}, "--out", "SQLite database"},
+		{"a FIFO output is not read", []add{in, {Output, "--out", "out.fifo"}}, "", ""},
+		{"/dev/null as input and outputs", []add{{Input, "--data", os.DevNull}, {Output, "--out", os.DevNull}, {Output, "--certificate", os.DevNull}}, "", ""},
 		{"not given", []add{in, {Output, "--out", ""}}, "", ""},
 	} {
 		t.Run(c.name, func(t *testing.T) {
