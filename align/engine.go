@@ -231,7 +231,7 @@ func NewEngine(d int, opt Options) (*Engine, error) {
 			m = DefaultProbes
 		}
 		if m < 1 || m > MaxProbeFloats/d {
-			return nil, fmt.Errorf("%w: Probes = %d must be in [1, %d] at d = %d (m_q·d at most MaxProbeFloats = 2^26)", ErrConfig, opt.Probes, MaxProbeFloats/d, d)
+			return nil, fmt.Errorf("%w: Probes = %d must be in [1, %d] at d = %d (m_q·d at most 2^26)", ErrConfig, opt.Probes, MaxProbeFloats/d, d)
 		}
 		probes = SeededProbes(opt.Seed, d, m)
 	}

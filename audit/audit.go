@@ -263,7 +263,7 @@ func (c Config) resolve() (resolved, error) {
 	r.sel = int(math.Round(c.SelectionFraction * float64(c.Trials)))
 	r.eval = c.Trials - r.sel
 	if r.sel < 1 || r.eval < 1 {
-		return resolved{}, configErr("Trials", c.Trials, fmt.Sprintf("too few to split at %v: each split needs a trial per world", c.SelectionFraction))
+		return resolved{}, configErr("Trials", c.Trials, fmt.Sprintf("too few to split at selection_fraction = %v: each split needs a trial per world", c.SelectionFraction))
 	}
 	return r, nil
 }

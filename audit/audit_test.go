@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"unlearn/certify"
+	"unlearn/internal/testutil"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/unlearn"
@@ -330,19 +331,19 @@ func TestFlatten(t *testing.T) {
 	require.Equal(t, []float64{1, 0, 2, 0.5, 0, 1, 0.5, 3, 0, 0, 0, 0}, Flatten(m))
 }
 
-// TestCostD25 measures the default audit of a d = 25 configuration (the
+// TestCostD25 runs the default audit of a d = 25 configuration (the
 // paper's Experiment 2 stream, memory reset) through the path `unlearn
 // audit` takes — Certified, the toolkit's certified release prepared once,
-// noise per trial — with both samplers; the requirement is under a minute
-// each on the 2-core machine, where it takes a few seconds (docs/audit.md
+// noise per trial — with both samplers, and requires the sound release to
+// stay within its claimed ε = 1. The race detector slows the secure
+// sampler ~10×, so under -race it is skipped and .ci/run runs it without
+// (testutil.SkipUnderRace). Its cost is BenchmarkCostD25's (docs/audit.md
 // records the CLI's numbers).
 func TestCostD25(t *testing.T) {
 	if testing.Short() {
-		t.Skip("measures the default audit")
+		t.Skip("runs the default audit (10⁴ trials per world) twice")
 	}
-	if raceEnabled {
-		t.Skip("a timing measurement: the race detector slows the secure sampler ~10×")
-	}
+	testutil.SkipUnderRace(t)
 	p := newPipeline(t, 1, 500, 5)
 	a, b, dist := p.worlds(t, unlearn.MemoryReset())
 	spec := certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: certify.Reset, Alpha: &certify.Given{Alpha: dist, Method: "the true distance"}}
@@ -353,9 +354,7 @@ func TestCostD25(t *testing.T) {
 			Epsilon: 1, Delta: 1e-5, Seeded: seeded, Seed: 1, WDim: a.Config().Dim,
 		})
 		require.NoError(t, err)
-		el := time.Since(start)
-		t.Logf("%s sampler: %v for 2×%d releases of d = %d; ε_lb = %.4g", rep.Sampler, el, rep.Trials, rep.Dim, rep.EpsilonLB)
-		require.Less(t, el, time.Minute)
+		t.Logf("%s sampler: %v for 2×%d releases of d = %d; ε_lb = %.4g", rep.Sampler, time.Since(start), rep.Trials, rep.Dim, rep.EpsilonLB)
 		require.LessOrEqual(t, rep.EpsilonLB, 1.0, "a sound release")
 	}
 }

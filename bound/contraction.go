@@ -128,7 +128,7 @@ func AnalyticContraction(p AnalyticParams) (Contraction, error) {
 		return Contraction{}, argErr(fn, "Mu", p.Mu, fmt.Errorf("%w: μ > L = %v", ErrInvalid, p.L))
 	}
 	if p.HMin > p.HMax {
-		return Contraction{}, argErr(fn, "HMin", p.HMin, fmt.Errorf("%w: hMin > hMax = %v", ErrInvalid, p.HMax))
+		return Contraction{}, argErr(fn, "HMin", p.HMin, fmt.Errorf("%w: h_min > h_max = %v", ErrInvalid, p.HMax))
 	}
 	rho0 := max(math.Abs(1-p.Eta*p.HMin*p.Mu), math.Abs(1-p.Eta*p.HMax*p.L))
 	var rho float64

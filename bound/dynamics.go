@@ -176,7 +176,7 @@ func (d Dynamics) Validate() error {
 		}
 	}
 	if d.HMin > d.HMax {
-		return argErr(fn, "HMin", d.HMin, fmt.Errorf("%w: hMin > hMax = %v", ErrInvalid, d.HMax))
+		return argErr(fn, "HMin", d.HMin, fmt.Errorf("%w: h_min > h_max = %v", ErrInvalid, d.HMax))
 	}
 	if d.Mu > d.L {
 		return argErr(fn, "Mu", d.Mu, fmt.Errorf("%w: μ > L = %v", ErrInvalid, d.L))

@@ -26,7 +26,7 @@ func ExampleConstant() {
 	fmt.Println(err)
 	// Output:
 	// α_100 = 0.6340, limit = 1.0000
-	// bound: Constant: rho = 1: the contraction factor ρ must be in [0, 1)
+	// bound: rho = 1: the contraction factor ρ must be in [0, 1)
 }
 
 func ExampleAnalyticContraction() {

@@ -45,7 +45,7 @@ func (c Constants) Validate() error {
 		return argErr(fn, "Eta", c.Eta, fmt.Errorf("%w: η must be > 0", ErrValue))
 	}
 	if c.HMin > c.HMax {
-		return argErr(fn, "HMin", c.HMin, fmt.Errorf("%w: hMin > hMax = %v", ErrInvalid, c.HMax))
+		return argErr(fn, "HMin", c.HMin, fmt.Errorf("%w: h_min > h_max = %v", ErrInvalid, c.HMax))
 	}
 	if c.Tau < 1 {
 		return argErr(fn, "Tau", float64(c.Tau), ErrInvalid)

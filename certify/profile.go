@@ -94,7 +94,7 @@ func DeriveProfile(cfg olbfgs.Config, h stream.Header) (*Profile, error) {
 		return nil, specErr("Config", nil, fmt.Errorf("%w: %w", ErrNotCertifiable, err))
 	}
 	if cfg.Radius == 0 {
-		return nil, specErr("Config.Radius", 0.0, fmt.Errorf("%w: the learner has no radius (olbfgs.Config.Radius, unlearn train --radius): no bound on its states exists", ErrNotCertifiable))
+		return nil, specErr("Config.Radius", 0.0, fmt.Errorf("%w: the learner has no radius (the radius W, unlearn train --radius): no bound on its states exists", ErrNotCertifiable))
 	}
 	if h.D != cfg.Dim {
 		return nil, specErr("Header.D", h.D, fmt.Errorf("%w: the learner has d = %d", ErrSpec, cfg.Dim))

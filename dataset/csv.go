@@ -65,6 +65,9 @@ func openCSV(path string, o Options) (*csvSource, error) {
 	hdr, err := s.r.Read()
 	if err != nil {
 		closeF()
+		if err == io.EOF && o.SkipLines > 0 {
+			return nil, &PosError{File: path, Line: s.skipped + 1, Err: fmt.Errorf("skipping %d lines (skip_lines) leaves no header row (the file has %d lines): %w", o.SkipLines, s.skipped, ErrSyntax)}
+		}
 		if err == io.EOF {
 			return nil, &PosError{File: path, Line: s.skipped + 1, Err: fmt.Errorf("empty file: want a header row of column names: %w", ErrSyntax)}
 		}

@@ -198,7 +198,7 @@ func (o Options) validate(f Format) error {
 	case o.D < 0:
 		return optErr("D", "%d: want a positive dimension (0: the largest index)", o.D)
 	case o.D > MaxDim:
-		return optErr("D", "%d: want at most %d, the largest dimension a learner accepts (olbfgs.MaxStateFloats/7)", o.D, MaxDim)
+		return optErr("D", "%d: want at most %d, the largest dimension a learner accepts (7d words at most 2^30)", o.D, MaxDim)
 	case o.D > 0 && f != LIBSVM:
 		return optErr("D", "applies to LIBSVM files only")
 	case o.Sparse && f != LIBSVM:
@@ -211,8 +211,8 @@ func (o Options) validate(f Format) error {
 		return optErr("Labels", "applies to IDX files only")
 	case o.Labels != "" && o.Unlabeled:
 		return optErr("Labels", "an unlabeled read opens no label file")
-	case f != CSV && (o.Label != "" || o.ID != "" || len(o.Exclude) > 0 || o.Comma != 0 || o.SkipLines != 0 || o.NoHeader):
-		return optErr("Label", "Label, ID, Exclude, Comma, SkipLines and NoHeader apply to CSV files only")
+	case f != CSV && o.csvOnly() != "":
+		return optErr(o.csvOnly(), "applies to CSV files only")
 	case o.SkipLines < 0:
 		return optErr("SkipLines", "%d: want a non-negative number of lines", o.SkipLines)
 	case f == CSV && o.Label == "" && !o.Unlabeled:
@@ -251,4 +251,24 @@ func (o Options) validate(f Format) error {
 // allClasses reports whether Classes is ["all"].
 func (o Options) allClasses() bool {
 	return len(o.Classes) == 1 && strings.EqualFold(strings.TrimSpace(o.Classes[0]), AllClasses)
+}
+
+// csvOnly returns the first option set that applies to CSV files only
+// (Label, ID, Exclude, Comma, SkipLines, NoHeader), or "".
+func (o Options) csvOnly() string {
+	switch {
+	case o.Label != "":
+		return "Label"
+	case o.ID != "":
+		return "ID"
+	case len(o.Exclude) > 0:
+		return "Exclude"
+	case o.Comma != 0:
+		return "Comma"
+	case o.SkipLines != 0:
+		return "SkipLines"
+	case o.NoHeader:
+		return "NoHeader"
+	}
+	return ""
 }

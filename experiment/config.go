@@ -110,11 +110,11 @@ func (s StreamSpec) validate() error {
 	case s.D < 2:
 		return configErr("Stream.D", s.D, "must be at least 2")
 	case s.D > stream.MaxGeneratedDim:
-		return configErr("Stream.D", s.D, fmt.Sprintf("must be at most %d (the generators' limit, stream.MaxGeneratedDim)", stream.MaxGeneratedDim))
+		return configErr("Stream.D", s.D, fmt.Sprintf("must be at most %d (the generators' limit)", stream.MaxGeneratedDim))
 	case s.T < 1:
 		return configErr("Stream.T", s.T, "must be at least 1")
 	case s.T > stream.MaxGeneratedValues/(s.D+6):
-		return configErr("Stream.T", s.T, fmt.Sprintf("must be at most %d at d = %d (T·(d+6) ≤ stream.MaxGeneratedValues = 2^28)", stream.MaxGeneratedValues/(s.D+6), s.D))
+		return configErr("Stream.T", s.T, fmt.Sprintf("must be at most %d at d = %d (T·(d+6) ≤ 2^28 generated values)", stream.MaxGeneratedValues/(s.D+6), s.D))
 	case !(s.Kappa >= 1) || math.IsInf(s.Kappa, 0):
 		return configErr("Stream.Kappa", s.Kappa, "must be finite and at least 1")
 	case !(s.FeatureScale >= 0) || math.IsInf(s.FeatureScale, 0):
@@ -337,9 +337,9 @@ func (c Config) validate(T, d int) error {
 	}
 	if len(c.ProbeVectors) == 0 && c.Probes > align.MaxProbeFloats/max(d, 1) {
 		if d > align.MaxProbeFloats {
-			return fmt.Errorf("%w: d = %d exceeds the probes' limit align.MaxProbeFloats = 2^26 even for m_q = 1", ErrConfig, d)
+			return fmt.Errorf("%w: d = %d exceeds the probes' limit m_q·d ≤ 2^26 even for m_q = 1", ErrConfig, d)
 		}
-		return configErr("Probes", c.Probes, fmt.Sprintf("must be at most %d at d = %d (m_q·d ≤ align.MaxProbeFloats = 2^26)", align.MaxProbeFloats/max(d, 1), d))
+		return configErr("Probes", c.Probes, fmt.Sprintf("must be at most %d at d = %d (m_q·d ≤ 2^26)", align.MaxProbeFloats/max(d, 1), d))
 	}
 	if len(c.ProbeVectors) > 0 {
 		if err := align.CheckProbes(c.ProbeVectors, d); err != nil {

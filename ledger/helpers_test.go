@@ -16,7 +16,18 @@ import (
 	"unlearn/sign"
 )
 
-func TestMain(m *testing.M) { testutil.RunWithRapidDefaults(m, 100, 1) }
+// TestMain runs the property tests with 100 rapid cases — 50 under the
+// race detector, which slows the signature checks ten-fold (each append
+// also waits for two fsyncs) — and a fixed seed, unless the rapid flags or
+// variables say otherwise (`go test -race ./ledger -rapid.checks=100` runs
+// the full count); see testutil.RunWithRapidDefaults.
+func TestMain(m *testing.M) {
+	checks := 100
+	if testutil.RaceEnabled {
+		checks = 50
+	}
+	testutil.RunWithRapidDefaults(m, checks, 1)
+}
 
 // budget is loose enough for a few releases at σ = 20α under any sound
 // composition rule (zCDP: ρ = 1/800 per release, ε ≈ 0.17 for one at

@@ -105,6 +105,10 @@ type Ledger struct {
 	entries []Entry  // the charges (entries[i].Seq == i+1)
 	certs   map[string]int
 	data    []byte // the file's content as loaded or last written
+	// write replaces the file's content; nil means writeFile (atomic).
+	// Tests put a failing writer here to check that a failed write
+	// charges nothing, whatever the process's privileges.
+	write func(path string, data []byte) error
 }
 
 // fileMode is the mode of a ledger file: it holds no secret.
@@ -446,7 +450,11 @@ func (l *Ledger) Append(r Release) (Entry, error) {
 		data, err = l.render(append(l.lines[:seq:seq], line))
 	}
 	if err == nil {
-		err = writeFile(l.path, data)
+		write := l.write
+		if write == nil {
+			write = writeFile
+		}
+		err = write(l.path, data)
 	}
 	if err != nil {
 		if rerr := l.replay(); rerr != nil {

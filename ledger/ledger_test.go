@@ -1,10 +1,12 @@
 package ledger
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -180,21 +182,76 @@ func TestAppendRefusesAChangedFile(t *testing.T) {
 	require.Equal(t, written, after)
 }
 
+// TestAppendWriteFailureChangesNothing: when writing the file fails, Append
+// returns the error and changes nothing — neither the file nor the Ledger's
+// entries and totals (the accountant is rolled back) — so the same release
+// appended again is charged once, as new. The failure is injected in the
+// Ledger's writer, so the test runs for every user, root included.
 func TestAppendWriteFailureChangesNothing(t *testing.T) {
-	if os.Getuid() == 0 {
-		t.Skip("root ignores directory permissions")
-	}
 	key := newKey(t)
 	l, path := build(t, key, 1)
 	entries, totals := l.Entries(), l.Totals()
-	dir := filepath.Dir(path)
-	require.NoError(t, os.Chmod(dir, 0o500)) // no temporary file can be created
-	t.Cleanup(func() { _ = os.Chmod(dir, 0o700) })
-	_, err := l.Append(rel(2))
-	require.Error(t, err)
+	before, err := os.ReadFile(path)
+	require.NoError(t, err)
+	errDisk := errors.New("disk full")
+	var wrote []byte
+	l.write = func(_ string, data []byte) error {
+		wrote = data
+		return errDisk
+	}
+	_, err = l.Append(rel(2))
+	require.ErrorIs(t, err, errDisk)
+	require.NotEmpty(t, wrote, "the failure came from the write, after the charge was signed")
 	require.Equal(t, entries, l.Entries())
 	require.Equal(t, totals, l.Totals(), "the accountant was rolled back")
-	require.NoError(t, os.Chmod(dir, 0o700))
+	after, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+
+	l.write = nil
+	_, err = l.Append(rel(2))
+	require.NoError(t, err, "the same release is not a duplicate: it was never charged")
+	require.Equal(t, freshTotals(t, budget, []Release{rel(1), rel(2)}), l.Totals())
+	got, err := Load(path, key.Public())
+	require.NoError(t, err)
+	require.Equal(t, l.Totals(), got.Totals())
+}
+
+// TestAppendOSWriteFailureChangesNothing: the same with a failure of the
+// operating system that no privilege overrides. The ledger's name is 250
+// bytes long: the file and its lock (name + ".lock", 255 bytes) fit in
+// NAME_MAX = 255, but the temporary file of the atomic write
+// (".<name>.tmp-<random>") does not, so the write fails with
+// ENAMETOOLONG, for root as well. Nothing is left behind: no temporary
+// file, the file byte for byte, the Ledger's entries and totals; the file
+// still accepts the release, renamed to a short name and opened afresh.
+func TestAppendOSWriteFailureChangesNothing(t *testing.T) {
+	key := newKey(t)
+	_, short := build(t, key, 1)
+	dir := filepath.Dir(short)
+	long := filepath.Join(dir, strings.Repeat("l", 250))
+	require.NoError(t, os.Rename(short, long))
+	l, err := Open(long, key)
+	require.NoError(t, err)
+	entries, totals := l.Entries(), l.Totals()
+	before, err := os.ReadFile(long)
+	require.NoError(t, err)
+	_, err = l.Append(rel(2))
+	require.ErrorIs(t, err, syscall.ENAMETOOLONG, "the temporary file's name must exceed NAME_MAX on this file system")
+	require.Equal(t, entries, l.Entries())
+	require.Equal(t, totals, l.Totals(), "the accountant was rolled back")
+	after, err := os.ReadFile(long)
+	require.NoError(t, err)
+	require.Equal(t, before, after)
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range es {
+		require.NotContains(t, e.Name(), ".tmp-", "a temporary file was left behind")
+	}
+
+	require.NoError(t, os.Rename(long, short))
+	l, err = Open(short, key)
+	require.NoError(t, err)
 	_, err = l.Append(rel(2))
 	require.NoError(t, err, "the same release is not a duplicate: it was never charged")
 	require.Equal(t, freshTotals(t, budget, []Release{rel(1), rel(2)}), l.Totals())

@@ -329,11 +329,11 @@ func (c Config) Validate() error {
 	case c.Outputs != 0 && (c.Outputs < 2 || c.Outputs > stream.MaxClasses):
 		return bad("Outputs", "K", c.Outputs, fmt.Sprintf("must be 0 (one score) or a number of classes in [2, %d]", stream.MaxClasses))
 	case c.Dim > MaxStateFloats/7 || c.stateFloats(0) > MaxStateFloats:
-		return bad("Dim", "d", c.Dim, fmt.Sprintf("must be at most %d (a learner takes 7p + τ(2p+10) words at the parameter dimension p = %d, at most MaxStateFloats = 2^30)", MaxStateFloats/7/c.outputs(), c.ParamDim()))
+		return bad("Dim", "d", c.Dim, fmt.Sprintf("must be at most %d (a learner takes 7p + τ(2p+10) words at the parameter dimension p = %d, at most 2^30 words)", MaxStateFloats/7/c.outputs(), c.ParamDim()))
 	case c.Memory < 0:
 		return bad("Memory", "tau", c.Memory, "must be non-negative")
 	case c.Memory > c.maxMemory():
-		return bad("Memory", "tau", c.Memory, fmt.Sprintf("must be at most %d at d = %d (a learner takes 7p + τ(2p+10) words at the parameter dimension p = %d, at most MaxStateFloats = 2^30)", c.maxMemory(), c.Dim, c.ParamDim()))
+		return bad("Memory", "tau", c.Memory, fmt.Sprintf("must be at most %d at d = %d (a learner takes 7p + τ(2p+10) words at the parameter dimension p = %d, at most 2^30 words)", c.maxMemory(), c.Dim, c.ParamDim()))
 	case !(c.StepSize > 0) || math.IsInf(c.StepSize, 0):
 		return bad("StepSize", "eta", c.StepSize, "must be positive and finite")
 	case !(c.InitialScale > 0) || math.IsInf(c.InitialScale, 0):
@@ -347,9 +347,9 @@ func (c Config) Validate() error {
 	case !(c.PairAngle >= 0) || c.PairAngle >= 1:
 		return bad("PairAngle", "pair angle", c.PairAngle, "must be in [0, 1) (0: no pair guard)")
 	case c.PairAngle > 0 && (!(c.PairMin > 0) || math.IsInf(c.PairMin, 0)):
-		return bad("PairMin", "pair curvature min", c.PairMin, "must be positive and finite with the pair guard (PairAngle > 0)")
+		return bad("PairMin", "pair curvature min", c.PairMin, "must be positive and finite with the pair guard (pair_angle > 0)")
 	case c.PairAngle > 0 && (!(c.PairMax >= c.PairMin) || math.IsInf(c.PairMax, 0)):
-		return bad("PairMax", "pair curvature max", c.PairMax, "must be finite and at least PairMin with the pair guard (PairAngle > 0)")
+		return bad("PairMax", "pair curvature max", c.PairMax, "must be finite and at least pair_min with the pair guard (pair_angle > 0)")
 	// Unused without the guard, but a NaN would make the configuration
 	// unequal to itself (Learner.Equal, CopyFrom compare configurations).
 	case !(c.PairMin >= 0) || math.IsInf(c.PairMin, 0):
@@ -357,21 +357,21 @@ func (c Config) Validate() error {
 	case !(c.PairMax >= 0) || math.IsInf(c.PairMax, 0):
 		return bad("PairMax", "pair curvature max", c.PairMax, "must be non-negative and finite")
 	case c.RidgeIntercept && !c.Intercept:
-		return bad("RidgeIntercept", "intercept ridge", c.RidgeIntercept, "needs Intercept")
+		return bad("RidgeIntercept", "intercept ridge", c.RidgeIntercept, "needs intercept")
 	case c.AverageStart < 0:
 		return bad("AverageStart", "averaging start", c.AverageStart, "must be non-negative")
 	case c.AverageStart != 0 && !c.Average:
-		return bad("AverageStart", "averaging start", c.AverageStart, "needs Average")
+		return bad("AverageStart", "averaging start", c.AverageStart, "needs average")
 	case !(c.AveragePower >= 0) || math.IsInf(c.AveragePower, 0):
 		return bad("AveragePower", "gamma", c.AveragePower, "must be non-negative and finite (0: the uniform average)")
 	case c.AveragePower != 0 && !c.Average:
-		return bad("AveragePower", "gamma", c.AveragePower, "needs Average")
+		return bad("AveragePower", "gamma", c.AveragePower, "needs average")
 	case !(c.Damping >= 0) || math.IsInf(c.Damping, 0):
 		return bad("Damping", "delta", c.Damping, "must be non-negative and finite (0: no damping)")
 	case !(c.StepDecay >= 0) || math.IsInf(c.StepDecay, 0):
 		return bad("StepDecay", "a", c.StepDecay, "must be non-negative and finite (0: constant step)")
 	case c.StepPower != 0 && c.StepDecay == 0:
-		return bad("StepPower", "c", c.StepPower, "needs StepDecay > 0")
+		return bad("StepPower", "c", c.StepPower, "needs step_decay > 0")
 	case !(c.StepPower >= 0) || c.StepPower > 1:
 		return bad("StepPower", "c", c.StepPower, "must be in (0, 1] (0: 1)")
 	}

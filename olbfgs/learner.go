@@ -175,7 +175,7 @@ func (l *Learner) Step(e stream.Event) error {
 		}
 		if b := l.cfg.SampleBound; b > 0 {
 			if n := floats.Norm(e.Sample.V, 2); !(n <= b) {
-				return fmt.Errorf("%w: event %d (id %d): ‖payload‖ = %v > SampleBound = %v", ErrSampleBound, l.t+1, e.ID, n, b)
+				return fmt.Errorf("%w: event %d (id %d): ‖payload‖ = %v > the sample bound B = %v", ErrSampleBound, l.t+1, e.ID, n, b)
 			}
 		}
 		skipped0 := l.skipped

@@ -42,6 +42,16 @@ type forgetState struct {
 	Reason string `json:"reason,omitempty"`
 	// Receipt is the signed receipt file (certify.SignReceipt), once served.
 	Receipt json.RawMessage `json:"receipt,omitempty"`
+	// Path is how a served request was served: exact, approximate or none
+	// (every record forgotten before).
+	Path string `json:"path,omitempty"`
+	// Resolution, for a request served on the approximate path: "pending"
+	// until the exact replay that resolves it (what the store keeps
+	// meanwhile is the receipt's pending), then "resolved", with when and
+	// by which store request.
+	Resolution string `json:"resolution,omitempty"`
+	Resolved   string `json:"resolved,omitempty"`
+	ResolvedBy int64  `json:"resolved_by,omitempty"`
 }
 
 func stateOf(q store.QueuedForget) forgetState {
@@ -52,6 +62,15 @@ func stateOf(q store.QueuedForget) forgetState {
 	}
 	if q.Receipt != nil {
 		f.Receipt = json.RawMessage(q.Receipt)
+	}
+	if q.State == store.Served {
+		f.Path = string(q.Path)
+	}
+	if q.Path == store.PathApproximate {
+		f.Resolution = "pending"
+		if q.ResolvedBy != 0 {
+			f.Resolution, f.Resolved, f.ResolvedBy = "resolved", certify.ReceiptTime(q.Resolved), q.ResolvedBy
+		}
 	}
 	return f
 }
@@ -135,7 +154,9 @@ func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) erro
 		t.Stop()
 		q, ok, _ = s.queue.lookup(id)
 	}
-	if !ok {
+	// A request served on the approximate path is read again while it is
+	// pending: the resolution policy may have resolved it since.
+	if !ok || q.Pending() {
 		var err error
 		if q, err = s.rd.ForgetRequest(id); errors.Is(err, store.ErrUnknownRequest) {
 			return problem("not-found", "no deletion request %s", id).at("id")

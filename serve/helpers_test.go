@@ -9,11 +9,14 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/stretchr/testify/require"
 
+	"unlearn/certify"
+	"unlearn/ledger"
 	"unlearn/olbfgs"
 	"unlearn/sign"
 	"unlearn/store"
@@ -46,6 +49,12 @@ type fixture struct {
 type fixtureOptions struct {
 	d, tau, k int
 	opt       Options
+	// certifiable gives the learner a radius and sample bound (the
+	// approximate path needs them); policy is the store's resolution
+	// policy; budget, if not nil, creates the store's ledger with it.
+	certifiable bool
+	policy      store.ResolvePolicy
+	budget      *certify.Budget
 	// hdr, if set, is the store's header (d is then its d); learner edits
 	// the learner's configuration.
 	hdr     *stream.Header
@@ -80,6 +89,9 @@ func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 	}
 	f.cfg = olbfgs.DefaultConfig(f.hdr.D)
 	f.cfg.Memory = fo.tau
+	if fo.certifiable {
+		f.cfg.Radius, f.cfg.SampleBound = 100, 1e4
+	}
 	if f.hdr.Kind == stream.KindMultinomial {
 		f.cfg.Outputs = f.hdr.K
 	}
@@ -87,10 +99,14 @@ func newFixtureIn(t tb, dir string, fo fixtureOptions) *fixture {
 		fo.learner(&f.cfg)
 	}
 	var err error
-	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k})
+	f.st, err = store.Create(f.dir, store.Config{Header: f.hdr, Learner: f.cfg, CheckpointEvery: fo.k, Resolve: fo.policy})
 	require.NoError(t, err)
 	f.key, err = sign.Generate()
 	require.NoError(t, err)
+	if fo.budget != nil {
+		_, err := ledger.Create(filepath.Join(f.dir, LedgerFile), *fo.budget, f.key)
+		require.NoError(t, err)
+	}
 	for _, sc := range append(Scopes(), "all") {
 		scopes := []string{string(sc)}
 		if sc == "all" {

@@ -112,7 +112,7 @@ func (s *Server) commitGroup(group []*ingestJob) {
 		return
 	}
 	if len(group) > 1 {
-		res, err := s.st.IngestEvents(&groupSource{jobs: group}, store.IngestOptions{})
+		res, err := s.st.IngestEvents(&groupSource{jobs: group}, store.IngestOptions{SkipResolve: true})
 		if err == nil {
 			s.committed(group, res)
 			return
@@ -121,7 +121,7 @@ func (s *Server) commitGroup(group []*ingestJob) {
 	}
 	for _, j := range group {
 		src := &source{b: j.b}
-		res, err := s.st.IngestEvents(src, store.IngestOptions{})
+		res, err := s.st.IngestEvents(src, store.IngestOptions{SkipResolve: true})
 		if err != nil {
 			j.done <- ingestOutcome{err: s.ingestProblem(err, j.b, src.i-1)}
 			continue
@@ -172,6 +172,7 @@ func (s *Server) committed(group []*ingestJob, res store.IngestResult) {
 		s.metrics.ingested(part)
 		j.done <- ingestOutcome{res: part}
 	}
+	s.resolver.poke() // the resolution policy may count these events
 }
 
 func answerAll(group []*ingestJob, err error) {

@@ -24,6 +24,9 @@ type metrics struct {
 	forgetBatches              prometheus.Counter
 	batchFailures              prometheus.Counter
 	deadlineMissed             prometheus.Counter
+	resolutions                prometheus.Counter
+	resolutionFailures         prometheus.Counter
+	pending                    prometheus.Gauge
 	batchSeconds, replaySecond prometheus.Histogram
 	releases                   *prometheus.CounterVec
 	kept, head                 prometheus.Gauge
@@ -42,6 +45,9 @@ func newMetrics(s *Server) *metrics {
 	m.forgetBatches = prometheus.NewCounter(prometheus.CounterOpts{Name: "unlearn_forget_batches_total", Help: "Deletion batches served (one replay each)."})
 	m.batchFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "unlearn_forget_batch_failures_total", Help: "Deletion batches that did not commit (their requests stay queued)."})
 	m.deadlineMissed = prometheus.NewCounter(prometheus.CounterOpts{Name: "unlearn_forget_deadline_missed_total", Help: "Deletion requests served after their deadline."})
+	m.resolutions = prometheus.NewCounter(prometheus.CounterOpts{Name: "unlearn_resolutions_total", Help: "Exact replays that resolved pending approximate deletions (the store's resolution policy)."})
+	m.resolutionFailures = prometheus.NewCounter(prometheus.CounterOpts{Name: "unlearn_resolution_failures_total", Help: "Resolutions the policy asked for that did not commit (the requests stay pending)."})
+	m.pending = prometheus.NewGauge(prometheus.GaugeOpts{Name: "unlearn_approximate_pending", Help: "Store requests served on the approximate path and not yet resolved."})
 	m.batchSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "unlearn_forget_batch_seconds", Help: "Wall time of a deletion batch: transaction, replay, receipts and VACUUM.", Buckets: prometheus.ExponentialBuckets(0.01, 2, 16)})
 	m.replaySecond = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "unlearn_forget_replay_seconds", Help: "Time a deletion batch spent replaying the log (exact path).", Buckets: prometheus.ExponentialBuckets(0.001, 2, 20)})
 	m.releases = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "unlearn_releases_total", Help: "Certified releases published, by kind (exact, noised)."}, []string{"kind"})
@@ -50,7 +56,7 @@ func newMetrics(s *Server) *metrics {
 	m.requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "unlearn_http_requests_total", Help: "HTTP requests, by route and status code."}, []string{"route", "code"})
 	m.duration = prometheus.NewHistogramVec(prometheus.HistogramOpts{Name: "unlearn_http_request_duration_seconds", Help: "HTTP request duration, by route.", Buckets: prometheus.ExponentialBuckets(0.0005, 2, 18)}, []string{"route"})
 	for _, c := range []prometheus.Collector{m.events, m.batches, m.received, m.servedByPath, m.queued, m.forgetBatches, m.batchFailures,
-		m.deadlineMissed, m.batchSeconds, m.replaySecond, m.releases, m.kept, m.head, m.requests, m.duration} {
+		m.deadlineMissed, m.resolutions, m.resolutionFailures, m.pending, m.batchSeconds, m.replaySecond, m.releases, m.kept, m.head, m.requests, m.duration} {
 		f(c)
 	}
 	if s.ledger != nil {
@@ -71,10 +77,10 @@ func (m *metrics) ingested(r store.IngestResult) {
 
 func (m *metrics) batch(rep store.ServeReport, d time.Duration) {
 	m.forgetBatches.Inc()
-	m.servedByPath.WithLabelValues(string(rep.Forget.Path)).Add(float64(len(rep.Served)))
+	m.servedByPath.WithLabelValues(string(rep.Path())).Add(float64(len(rep.Served)))
 	m.batchSeconds.Observe(d.Seconds())
-	if rep.Forget.Path == store.PathExact {
-		m.replaySecond.Observe(rep.Forget.Replay.Seconds())
+	if rep.Path() == store.PathExact { // the batch's requests share one replay
+		m.replaySecond.Observe(rep.Forgets[0].Replay.Seconds())
 	}
 }
 
@@ -89,6 +95,7 @@ func (m *metrics) released(exact bool) {
 func (m *metrics) published(v *view) {
 	m.kept.Set(float64(len(v.releases)))
 	m.head.Set(float64(v.head))
+	m.pending.Set(float64(len(v.status.Pending)))
 }
 
 func (m *metrics) request(route string, code int, d time.Duration) {

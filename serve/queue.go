@@ -3,6 +3,7 @@ package serve
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
@@ -172,11 +173,20 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		return
 	}
 	start := time.Now()
-	rep, err := q.s.st.ServeForgets(ctx, batch, store.ServeOptions{
+	o := store.ServeOptions{
 		Forget:  q.s.opt.Forget,
 		Toolkit: q.s.opt.Toolkit,
 		Sign:    func(r *certify.Receipt) ([]byte, error) { return certify.SignReceipt(r, q.s.opt.Key) },
-	})
+	}
+	rep, err := q.s.st.ServeForgets(ctx, batch, o)
+	if rep.Served == nil && budgetRefused(err) {
+		// The ledger cannot pay for the approximate path's release: the
+		// batch rolled back, and is served exactly instead (a replay
+		// beyond the cap costs time, never the promise).
+		q.s.log.Warn("deletion batch: the budget ledger refused the approximate path's release; serving the batch exactly", "requests", len(batch))
+		o.Forget = store.ForgetOptions{}
+		rep, err = q.s.st.ServeForgets(ctx, batch, o)
+	}
 	committed := rep.Served != nil
 	if committed {
 		if perr := q.s.publish(publishAll); perr != nil {
@@ -190,11 +200,14 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 		return
 	}
 	if err != nil { // committed, but its VACUUM failed: the next batch's VACUUM removes the pages
-		q.s.log.Error("deletion batch committed, VACUUM failed", "store_request", rep.Forget.Request, "err", err)
+		q.s.log.Error("deletion batch committed, VACUUM failed", "store_requests", storeRequests(rep), "err", err)
 	}
 	q.s.metrics.batch(rep, elapsed)
-	q.s.log.Info("deletion batch served", "store_request", rep.Forget.Request, "requests", len(rep.Served),
-		"records", len(rep.Forget.IDs)+len(rep.Forget.AlreadyForgotten), "path", string(rep.Forget.Path), "ms", elapsed.Milliseconds())
+	if rep.Path() == store.PathApproximate {
+		q.s.resolver.poke() // the policy's clock for this request starts now
+	}
+	q.s.log.Info("deletion batch served", "store_requests", storeRequests(rep), "requests", len(rep.Served),
+		"path", string(rep.Path()), "ms", elapsed.Milliseconds())
 	q.mu.Lock()
 	defer q.mu.Unlock()
 	q.lastBatch, q.solo, q.lastErr = elapsed, false, ""
@@ -221,6 +234,29 @@ func (q *queue) serve(ctx context.Context, batch []string) {
 	}
 	q.pending = kept
 	q.s.metrics.queued.Set(float64(len(q.pending)))
+}
+
+// storeRequests names the store requests that recorded a batch (one per
+// queued request that had records left to forget), for the log: "7" or
+// "7-9"; "none" when every record had been forgotten before.
+func storeRequests(rep store.ServeReport) string {
+	var first, last int64
+	for _, f := range rep.Forgets {
+		if f.Request == 0 {
+			continue
+		}
+		if first == 0 {
+			first = f.Request
+		}
+		last = f.Request
+	}
+	switch {
+	case first == 0:
+		return "none"
+	case first == last:
+		return strconv.FormatInt(first, 10)
+	}
+	return strconv.FormatInt(first, 10) + "-" + strconv.FormatInt(last, 10)
 }
 
 // failed handles a batch that did not commit: its requests stay queued;

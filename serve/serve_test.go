@@ -132,7 +132,8 @@ func TestServerDrawsNonce(t *testing.T) {
 }
 
 // TestDeadlineBatch: requests not asking to wait are served together, by
-// one replay, before their deadline.
+// one replay (each recorded as its own store request), before their
+// deadline.
 func TestDeadlineBatch(t *testing.T) {
 	f := newFixture(t, fixtureOptions{opt: Options{ForgetWithin: 1500 * time.Millisecond}})
 	x, y := rows(3, 50, 3)
@@ -145,7 +146,7 @@ func TestDeadlineBatch(t *testing.T) {
 		res.json(t, &st)
 		reqs = append(reqs, st.Request)
 	}
-	var batch int64
+	seen := map[int64]bool{}
 	for _, id := range reqs {
 		st := f.waitServed(id)
 		rc, err := certify.VerifyReceipt(st.Receipt, f.key.Public())
@@ -154,14 +155,18 @@ func TestDeadlineBatch(t *testing.T) {
 		served, _ := time.Parse(certify.ReceiptTimeLayout, rc.Served)
 		require.False(t, served.After(deadline), "served %s after the deadline %s", rc.Served, rc.Deadline)
 		require.Equal(t, 3, rc.Batch.Requests, "the three requests in one batch")
-		if batch == 0 {
-			batch = rc.Batch.StoreRequest
-		}
-		require.Equal(t, batch, rc.Batch.StoreRequest)
+		require.Equal(t, 3, rc.Batch.Records)
+		require.NotZero(t, rc.Batch.StoreRequest)
+		require.False(t, seen[rc.Batch.StoreRequest], "each request is its own store request")
+		seen[rc.Batch.StoreRequest] = true
 	}
-	reqsRecorded, err := f.st.Requests()
+	recorded, err := f.st.Requests()
 	require.NoError(t, err)
-	require.Len(t, reqsRecorded, 1, "one store request, one replay")
+	require.Len(t, recorded, 3, "one store request per queued request")
+	for _, r := range recorded {
+		require.Equal(t, recorded[0].FromSeq, r.FromSeq, "one replay for the batch")
+		require.Equal(t, recorded[0].EventsReplayed, r.EventsReplayed, "one replay for the batch")
+	}
 }
 
 // TestRestartResumesQueue: requests acknowledged before a restart are

@@ -24,6 +24,7 @@ const (
 	DefaultWriteWait    = 30 * time.Second
 	DefaultLongPoll     = 25 * time.Second
 	DefaultTokenRefresh = time.Second
+	DefaultResolveCheck = time.Minute
 )
 
 // LedgerFile is the name of a store's own budget ledger (unlearn budget
@@ -40,9 +41,15 @@ type Options struct {
 	// the latest this long after it was acknowledged (sooner when a client
 	// asks to wait). Defaults to DefaultForgetWithin.
 	ForgetWithin time.Duration
-	// Forget are the options of the forgets that serve the queue (a replay
-	// cap and its intervention; SkipVacuum is refused: a served request's
-	// pages are vacuumed).
+	// Forget are the options of the forgets that serve the queue: a replay
+	// cap and its intervention, and for that approximate path the privacy
+	// target and noise of the certified release it keeps of the
+	// intervention's output (Noise: Epsilon and Delta required; Ages).
+	// That release is signed with Key and charged to the store's budget
+	// ledger, which the approximate path needs, inside the batch's
+	// transaction: the service sets OnRelease (a caller's is refused), and
+	// a batch the ledger refuses for lack of budget is served exactly.
+	// SkipVacuum is refused: a served request's pages are vacuumed.
 	Forget store.ForgetOptions
 	// MaxBody is the largest request body in bytes. Defaults to
 	// DefaultMaxBody.
@@ -58,6 +65,12 @@ type Options struct {
 	// (a revocation takes effect within it). Defaults to
 	// DefaultTokenRefresh.
 	TokenRefresh time.Duration
+	// ResolveCheck is the longest the service waits between two
+	// evaluations of the store's resolution policy (store.ResolvePolicy),
+	// which it applies on its own: it also evaluates it after every
+	// ingest and approximate deletion batch, and at the policy's deadline.
+	// Defaults to DefaultResolveCheck.
+	ResolveCheck time.Duration
 	// Predictor builds the predictor of each published state. Defaults to
 	// ModelPredictor.
 	Predictor PredictorFunc
@@ -85,6 +98,7 @@ type Server struct {
 	view        atomic.Pointer[view]
 	tokens      atomic.Pointer[tokenTable]
 	queue       *queue
+	resolver    *resolver
 	metrics     *metrics
 
 	closing  chan struct{} // closed by Close: long polls return, no new batch starts
@@ -109,10 +123,23 @@ func New(st *store.Store, o Options) (*Server, error) {
 	if o.Forget.SkipVacuum {
 		return nil, errors.New("serve: Options.Forget.SkipVacuum is refused: a served request's pages are vacuumed")
 	}
+	if o.Forget.OnRelease != nil {
+		return nil, errors.New("serve: Options.Forget.OnRelease is refused: the service signs the approximate path's release and charges the store's ledger itself")
+	}
+	if err := o.Forget.Validate(); err != nil {
+		return nil, fmt.Errorf("serve: Options.Forget: %w", err)
+	}
+	if o.Forget.MaxReplay > 0 && st.LearnerConfig().Radius <= 0 {
+		return nil, fmt.Errorf("serve: Options.Forget.MaxReplay: %w: the approximate path keeps only a noised, certified state, and the store's learner has no radius (create the store with --radius and --sample-bound, or serve every deletion exactly)", store.ErrNotCertifiable)
+	}
 	o.ForgetWithin = orDefault(o.ForgetWithin, DefaultForgetWithin)
 	o.WriteWait = orDefault(o.WriteWait, DefaultWriteWait)
 	o.LongPoll = orDefault(o.LongPoll, DefaultLongPoll)
 	o.TokenRefresh = orDefault(o.TokenRefresh, DefaultTokenRefresh)
+	o.ResolveCheck = orDefault(o.ResolveCheck, DefaultResolveCheck)
+	if o.Forget.Noise.Toolkit == "" {
+		o.Forget.Noise.Toolkit = o.Toolkit
+	}
 	if o.MaxBody <= 0 {
 		o.MaxBody = DefaultMaxBody
 	}
@@ -137,19 +164,28 @@ func New(st *store.Store, o Options) (*Server, error) {
 			return nil, fmt.Errorf("serve: the store's ledger: %w", err)
 		}
 	}
+	if o.Forget.MaxReplay > 0 {
+		if s.ledger == nil {
+			s.rd.Close()
+			return nil, fmt.Errorf("serve: Options.Forget.MaxReplay: the approximate path publishes a noised release of the state, charged to the store's budget ledger, and the store has none (%s): create it with unlearn budget --init", LedgerFile)
+		}
+		s.opt.Forget.OnRelease = s.chargeRelease
+	}
 	s.metrics = newMetrics(s)
 	if s.queue, err = newQueue(s); err != nil {
 		s.rd.Close()
 		return nil, err
 	}
+	s.resolver = newResolver(s)
 	if err := s.publish(publishAll); err != nil {
 		s.rd.Close()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	s.stop = cancel
-	s.bg.Add(3)
+	s.bg.Add(4)
 	go func() { defer s.bg.Done(); s.queue.run(ctx) }()
+	go func() { defer s.bg.Done(); s.resolver.run(ctx) }()
 	go func() { defer s.bg.Done(); s.ingestLoop(ctx) }()
 	go func() { defer s.bg.Done(); s.refreshLoop(ctx) }()
 	return s, nil
@@ -167,20 +203,21 @@ func fileExists(p string) bool {
 	return err == nil
 }
 
-// Close stops the service's background work: no new deletion batch
-// starts; a batch that is running is given until ctx is done to commit,
-// and is then cancelled (its transaction rolls back, and its requests stay
-// queued for the next start). Call it after http.Server.Shutdown has
-// drained the requests. The store is the caller's to close.
+// Close stops the service's background work: no new deletion batch or
+// resolution starts; a batch or resolution that is running is given until
+// ctx is done to commit, and is then cancelled (its transaction rolls
+// back: its requests stay queued, or pending, for the next start). Call it
+// after http.Server.Shutdown has drained the requests. The store is the
+// caller's to close.
 func (s *Server) Close(ctx context.Context) error {
 	s.once.Do(func() {
 		s.closeStart()
 		done := make(chan struct{})
-		go func() { s.queue.idle(); close(done) }()
+		go func() { s.queue.idle(); s.resolver.idle(); close(done) }()
 		select {
 		case <-done:
 		case <-ctx.Done():
-			s.log.Warn("shutdown: cancelling the running deletion batch; its requests stay queued")
+			s.log.Warn("shutdown: cancelling the running deletion batch or resolution; its requests stay queued or pending")
 		}
 		s.stop()
 		s.bg.Wait()

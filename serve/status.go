@@ -11,10 +11,13 @@ import (
 type statusJSON struct {
 	// Published is when the state answered from was published (after the
 	// last committed write).
-	Published string      `json:"published"`
-	Store     storeJSON   `json:"store"`
-	Queue     queueStats  `json:"queue"`
-	Budget    *budgetJSON `json:"budget"`
+	Published string     `json:"published"`
+	Store     storeJSON  `json:"store"`
+	Queue     queueStats `json:"queue"`
+	// Resolution is the resolution policy the service applies to pending
+	// approximate deletions, and what it did since start.
+	Resolution resolutionStats `json:"resolution"`
+	Budget     *budgetJSON     `json:"budget"`
 }
 
 type storeJSON struct {
@@ -49,7 +52,8 @@ func (s *Server) getStatus(w http.ResponseWriter, r *http.Request, _ *call) erro
 		Store: storeJSON{Kind: string(v.kind), D: v.dim, Head: v.head, Events: st.Events, Erased: st.Erased, T: v.t,
 			Checkpoints: st.Checkpoints, Forgotten: st.Forgotten, Requests: st.Requests, Releases: len(v.releases),
 			NeedsNoise: st.NeedsNoise, Pending: len(st.Pending)},
-		Queue: s.queue.stats(),
+		Queue:      s.queue.stats(),
+		Resolution: s.resolver.stats(),
 	}
 	if s.ledger != nil {
 		b, t := s.ledger.Budget(), s.ledger.Totals()

@@ -125,17 +125,23 @@ func PrepareAudit(ctx context.Context, dir string, ids []int64, o AuditOptions) 
 			err = fmt.Errorf("store: audit: %w", cerr)
 		}
 	}()
+	const checkSeed = 1 // any seed: the check compares two releases drawn with it
 	fo := o.Forget
 	fo.SkipVacuum = true
+	capture := &approxCapture{}
+	if fo.MaxReplay > 0 {
+		// The approximate path releases the intervention's output itself:
+		// with the audit's release configuration and a seeded sampler, so
+		// that the audit's world A can be checked against it.
+		fo.Noise, fo.capture = o.Spec, capture
+		fo.Noise.Sampler = noise.NewSeededSampler(checkSeed, noise.SamplerOptions{})
+	}
 	w = &AuditWorlds{}
-	if w.Forget, err = s.forget(ctx, ids, nil, fo); err != nil {
+	if w.Forget, err = s.forgetOne(ctx, Deletion{IDs: ids}, fo); err != nil {
 		return nil, fmt.Errorf("store: audit: world A: forget: %w", err)
 	}
 	if w.Forget.Path == PathNone {
 		return nil, &OptionError{Option: "ids", Value: fmt.Sprint(ids), Want: "ids the store has not forgotten yet (every one was already forgotten)"}
-	}
-	if w.StateA, err = s.State(); err != nil {
-		return nil, fmt.Errorf("store: audit: world A: %w", err)
 	}
 	if w.StateB, err = s.counterfactual(ctx); err != nil {
 		return nil, fmt.Errorf("store: audit: world B: %w", err)
@@ -143,12 +149,20 @@ func PrepareAudit(ctx context.Context, dir string, ids []int64, o AuditOptions) 
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("store: audit: %w", err)
 	}
-	const checkSeed = 1 // any seed: the check compares two releases drawn with it
-	spec := o.Spec
-	spec.Sampler = noise.NewSeededSampler(checkSeed, noise.SamplerOptions{})
-	rel, err := s.Release(spec)
-	if err != nil {
-		return nil, fmt.Errorf("store: audit: world A: release: %w", err)
+	var rel *Released
+	if w.Forget.Path == PathApproximate {
+		// World A is the intervention's output before the store's noise;
+		// the store's release of it is the forget's own.
+		w.StateA, rel = capture.unnoised, w.Forget.Released
+	} else {
+		if w.StateA, err = s.State(); err != nil {
+			return nil, fmt.Errorf("store: audit: world A: %w", err)
+		}
+		spec := o.Spec
+		spec.Sampler = noise.NewSeededSampler(checkSeed, noise.SamplerOptions{})
+		if rel, err = s.Release(spec); err != nil {
+			return nil, fmt.Errorf("store: audit: world A: release: %w", err)
+		}
 	}
 	w.ReleasePath, w.Certificate = rel.Path, rel.Certificate
 	if rel.Path == "exact" {
@@ -163,8 +177,11 @@ func PrepareAudit(ctx context.Context, dir string, ids []int64, o AuditOptions) 
 	same.Intervention, same.Deletions = rel.Certificate.Intervention, rel.Certificate.Deletions
 	same.Alpha = &certify.Given{Alpha: rel.Certificate.Sensitivity.Alpha, Method: "the model store's release (" + rel.Path + "): " + rel.Certificate.Sensitivity.Source}
 	if same.Memory == certify.Rebuild {
-		if same.Retained, err = s.lastRetained(context.Background(), s.db, s.LearnerConfig().Memory); err != nil {
-			return nil, err
+		same.Retained = capture.spec.Retained
+		if w.Forget.Path != PathApproximate {
+			if same.Retained, err = s.lastRetained(context.Background(), s.db, s.LearnerConfig().Memory); err != nil {
+				return nil, err
+			}
 		}
 	}
 	if w.A, err = certify.Prepare(w.StateA, same); err != nil {

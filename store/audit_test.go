@@ -65,8 +65,8 @@ func TestPrepareAudit(t *testing.T) {
 		rel    string
 	}{
 		{"exact", ForgetOptions{}, certify.Reset, PathExact, "exact"},
-		{"approximate/reset", ForgetOptions{MaxReplay: 1, Intervention: "memory-reset"}, certify.Reset, PathApproximate, "derived"},
-		{"approximate/rebuild", ForgetOptions{MaxReplay: 1, Intervention: "noop"}, certify.Rebuild, PathApproximate, "derived"},
+		{"approximate/reset", ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "memory-reset"}, certify.Reset, PathApproximate, "derived"},
+		{"approximate/rebuild", ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "noop"}, certify.Rebuild, PathApproximate, "derived"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			w, err := PrepareAudit(context.Background(), dir, u.Sorted(), AuditOptions{Forget: tc.forget, Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Memory: tc.memory}})
@@ -105,7 +105,7 @@ func TestPrepareAuditErrors(t *testing.T) {
 	require.ErrorIs(t, err, ErrOptions)
 	_, err = PrepareAudit(context.Background(), dir, []int64{3}, AuditOptions{Spec: certify.Spec{Epsilon: 1, Delta: 1e-5, Alpha: &certify.Given{Alpha: 1}}})
 	require.ErrorIs(t, err, ErrOptions)
-	_, err = PrepareAudit(context.Background(), dir, []int64{3}, AuditOptions{Forget: ForgetOptions{MaxReplay: 1, Intervention: "bogus"}, Spec: spec})
+	_, err = PrepareAudit(context.Background(), dir, []int64{3}, AuditOptions{Forget: ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "bogus"}, Spec: spec})
 	require.ErrorIs(t, err, ErrOptions)
 	_, err = PrepareAudit(context.Background(), t.TempDir(), []int64{3}, AuditOptions{Spec: spec})
 	require.ErrorIs(t, err, os.ErrNotExist)

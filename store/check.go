@@ -3,7 +3,6 @@ package store
 import (
 	"context"
 	"database/sql"
-	"errors"
 	"fmt"
 
 	"unlearn/olbfgs"
@@ -23,8 +22,12 @@ type CheckReport struct {
 	StateFromScratch bool
 }
 
-// Check verifies the store's invariants bit for bit and returns an error
-// wrapping ErrInconsistent at the first violation:
+// Check verifies the store's integrity and its invariants bit for bit, and
+// returns an error at the first violation: a *CorruptError (ErrCorrupt)
+// for a failed SQLite integrity_check, a row whose sum does not match, or
+// a broken invariant between the tables (integrity.go: the full check),
+// and an error wrapping ErrInconsistent for a replay that does not give a
+// stored state:
 //
 //   - θ0 is the checkpoint at seq 0;
 //   - every exact checkpoint is the replay from θ0 of the log up to it;
@@ -33,10 +36,7 @@ type CheckReport struct {
 //   - unless NeedsNoise, the state is the replay of the whole log from θ0
 //     (olbfgs.Replay of the deletion-edited stream).
 //   - every string key (KeySource) belongs to an id whose payload is in
-//     the log (none of a forgotten id is left);
-//   - the deletion queue (EnqueueForget) holds ids only for queued
-//     requests, each in the log or forgotten, and a served request's
-//     receipt is its own.
+//     the log (none of a forgotten id is left).
 //
 // It replays the whole log, reading it in chunks: it costs one pass of
 // training.
@@ -54,6 +54,9 @@ func (s *Store) Check() (CheckReport, error) {
 	}
 	defer tx.Rollback()
 	if err := s.refresh(ctx, tx); err != nil {
+		return rep, err
+	}
+	if err := s.verify(ctx, tx, checkFull, false); err != nil {
 		return rep, err
 	}
 	bad := func(format string, args ...any) error {
@@ -82,31 +85,9 @@ func (s *Store) Check() (CheckReport, error) {
 	if len(cks) == 0 || cks[0].seq != 0 || !cks[0].exact {
 		return rep, bad("no exact checkpoint θ0 at seq 0")
 	}
-	// A key whose id has no payload in the log would be a forgotten
-	// user's key left behind.
-	var key string
-	var kid int64
-	err = tx.QueryRow(`SELECT key, id FROM keys WHERE id NOT IN (SELECT id FROM events WHERE payload IS NOT NULL) LIMIT 1`).Scan(&key, &kid)
-	switch {
-	case err == nil:
-		return rep, bad("the key of id %d is kept, but id %d has no payload in the log", kid, kid)
-	case !errors.Is(err, sql.ErrNoRows):
-		return rep, err
-	}
-	// The service's deletion queue (queue.go).
-	if err := checkQueue(ctx, tx); err != nil {
-		return rep, err
-	}
 	load := func(seq int64) (*olbfgs.Learner, error) {
-		var snap []byte
-		if err := tx.QueryRow(`SELECT snapshot FROM checkpoints WHERE seq = ?`, seq).Scan(&snap); err != nil {
-			return nil, err
-		}
-		l, err := s.decodeState(snap)
-		if err != nil {
-			return nil, bad("checkpoint at seq %d: %v", seq, err)
-		}
-		return l, nil
+		l, _, err := s.readCheckpoint(ctx, tx, seq)
+		return l, err
 	}
 	l, err := load(0)
 	if err != nil {
@@ -141,18 +122,9 @@ func (s *Store) Check() (CheckReport, error) {
 		}
 		rep.CheckpointsVerified++
 	}
-	var snap []byte
-	var exact bool
-	if err := tx.QueryRow(`SELECT exact, snapshot FROM state WHERE one = 1`).Scan(&exact, &snap); err != nil {
-		return rep, err
-	}
-	stored, err := s.decodeState(snap)
-	if err != nil {
-		return rep, bad("state: %v", err)
-	}
-	if !stored.Equal(s.state) || exact != s.exact {
-		return rep, bad("the stored state differs from the state in memory")
-	}
+	// The state was read, its sum verified and decoded in this
+	// transaction (refresh); verify refused a damaged one.
+	stored, exact := s.state, s.exact
 	if exact {
 		n, err := s.applyRange(tx, l, at, s.head)
 		rep.EventsReplayed += n

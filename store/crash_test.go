@@ -6,6 +6,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -91,7 +92,7 @@ func TestCrashChild(t *testing.T) {
 			// approximate path (a random intervention).
 			var o ForgetOptions
 			if rng.IntN(4) == 0 {
-				o = ForgetOptions{MaxReplay: 1 + rng.IntN(200), Intervention: Interventions()[rng.IntN(len(Interventions()))]}
+				o = ForgetOptions{Noise: testNoise(), MaxReplay: 1 + rng.IntN(200), Intervention: Interventions()[rng.IntN(len(Interventions()))]}
 			}
 			// One request in two names the ids by their keys.
 			forget := s.Forget
@@ -143,7 +144,7 @@ func TestCrash(t *testing.T) {
 	ackedForget := map[int64]bool{}
 	rng := rand.New(rand.NewPCG(crashSeed, 1))
 	deadline := time.Now().Add(35 * time.Second)
-	var rounds, inForget, inIngest int
+	var rounds, inForget, inIngest, lostDamaged, lostConsistent int
 	done := false
 	for round := 0; !done && round < 40 && time.Now().Before(deadline); round++ {
 		cmd := exec.Command(os.Args[0], "-test.run=^TestCrashChild$")
@@ -212,9 +213,18 @@ func TestCrash(t *testing.T) {
 		} else if !done {
 			inIngest++
 		}
+		if lostDamaged+lostConsistent < 12 { // each copy costs a full check
+			switch lostJournal(t, dir) {
+			case "damaged":
+				lostDamaged++
+			case "consistent":
+				lostConsistent++
+			}
+		}
 		verifyAfterCrash(t, dir, byID, ackedIns, ackedForget)
 	}
 	t.Logf("%d rounds: killed %d times during a forget, %d during ingestion; finished: %v", rounds, inForget, inIngest, done)
+	t.Logf("hot journal lost (a copy without it): %d copies refused as damaged, %d consistent", lostDamaged, lostConsistent)
 	require.Greater(t, rounds, 5)
 }
 
@@ -278,4 +288,41 @@ func verifyAfterCrash(t *testing.T, dir string, byID map[int64]stream.Sample, ac
 	for id := range ackedForget {
 		require.True(t, forgotten[id], "acknowledged forget of %d lost", id)
 	}
+}
+
+// lostJournal simulates the loss of the hot rollback journal a kill left:
+// it copies the store without its journal into a scratch directory, opens
+// the copy and requires it to be either consistent (Check passes) or
+// refused by everything that would trust it — Check, an exact forget and a
+// release — with ErrCorrupt: never silently used. It returns "consistent",
+// "damaged", or "" when the kill left no journal. The store itself is left
+// alone (its next open rolls the journal back).
+func lostJournal(t *testing.T, dir string) string {
+	t.Helper()
+	j, err := os.ReadFile(filepath.Join(dir, FileName+"-journal"))
+	if err != nil || len(j) == 0 {
+		return ""
+	}
+	db, err := os.ReadFile(filepath.Join(dir, FileName))
+	require.NoError(t, err)
+	cp := t.TempDir()
+	require.NoError(t, os.WriteFile(filepath.Join(cp, FileName), db, 0o600))
+	s, err := Open(cp)
+	if err != nil {
+		return "damaged" // refused at the door (not a store, or a schema it cannot read)
+	}
+	defer s.Close()
+	if _, err := s.Check(); err == nil {
+		return "consistent"
+	} else {
+		require.ErrorIs(t, err, ErrInconsistent, "Check of a copy without its journal")
+	}
+	var id int64
+	if s.db.QueryRow(`SELECT id FROM events NOT INDEXED WHERE payload IS NOT NULL LIMIT 1`).Scan(&id) == nil {
+		_, err := s.Forget([]int64{id}, ForgetOptions{SkipVacuum: true})
+		require.ErrorIs(t, err, ErrInconsistent, "an exact forget on a copy that fails its check")
+	}
+	_, err = s.Release(testNoise())
+	require.Error(t, err, "a release of a copy that fails its check")
+	return "damaged"
 }

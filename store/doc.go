@@ -38,14 +38,35 @@
 //
 // With ForgetOptions.MaxReplay = N, a request whose exact replay would
 // apply more than N events is served by an intervention of package unlearn
-// ([Interventions]) applied to the current state. The payloads of U are
-// erased all the same, but the state and the checkpoints from s_U on still
-// carry U's influence (through w and through curvature pairs built while U
-// steered the trajectory); the store marks them inexact and records the
-// intervention, |U| and the ages of U's inserts in update steps
-// (certify.AgesOf): what a noised, certified release must cover. A later
-// exact forget replays from an exact checkpoint before all of them and
-// removes the influence.
+// ([Interventions]) applied to the current state. Its output still carries
+// U's influence, and un-noised it is an invertible encoding of U's payload
+// (a least-squares solver rebuilds it: TestAttackAfterApproximateForget),
+// so the store keeps it only noised: the approximate forget is itself a
+// certified release (certify.Certify with ForgetOptions.Noise) at the α the
+// store derives from public quantities — the intervention, |U|, the ages of
+// U's inserts as the certificate discloses them (AgeDisclosure), horizon 0
+// — or the diameter 2W', signed and charged by ForgetOptions.OnRelease and
+// kept ([Store.Keep]'s table); the state continues from its w projected onto
+// the learner's ball, with an empty memory. The payloads of U are erased,
+// and every checkpoint at or after the oldest erased insert is deleted:
+// exact replay restarts before it. A later exact forget, [Store.Resolve] or
+// the store's [ResolvePolicy] replays from an exact checkpoint before every
+// pending request and resolves them. A learner without a radius refuses
+// the approximate path (ErrNotCertifiable).
+//
+// # Integrity
+//
+// Every row the store trusts carries the SHA-256 of its content (schema 6,
+// checksum.go), and invariants tie the log, the tombstones, the requests,
+// the head and the checkpoints together (integrity.go). Before every
+// forget, resolution and release the store runs SQLite's quick_check, the
+// sums and the invariants in the operation's transaction, and refuses a
+// damaged store (*CorruptError) before anything is restored, replayed over
+// or released; payloads are verified where they are read. [Store.Check]
+// runs integrity_check and replays the log. A damaged state does not
+// brick the store: [Open] succeeds, [Store.Status] says what is wrong, and
+// [Store.Resolve] rebuilds it. The sums are unkeyed: they catch corruption
+// and crashes, not a writer with access to the file (docs/trust.md).
 //
 // # Erasure
 //
@@ -61,10 +82,10 @@
 // transaction (TestKeyErasure); ForgetKeys names a request by them. What is
 // NOT erased: the
 // ids (tombstones, so that a forgotten id is refused if ingested again), the
-// request records, and — after an approximate forget, until an exact one —
-// the influence of the deleted data on the state and checkpoints. Copies
-// outside the directory (backups, the file system's free blocks, exported
-// snapshots) are the operator's.
+// request records, and — after an approximate forget, until it is resolved —
+// the noised state (a certified release of the deleted data's influence).
+// Copies outside the directory (backups, the file system's free blocks,
+// exported snapshots) are the operator's.
 //
 // # Durability
 //
@@ -74,7 +95,10 @@
 // process with SIGKILL at random points). The invariants [Store.Check]
 // verifies: every exact checkpoint is the replay of the log up to it from
 // θ0; the state is the newest checkpoint followed by the log after it; and,
-// unless an approximate forget is pending, the replay of the whole log.
+// unless an approximate forget is pending, the replay of the whole log. An
+// interrupted ingest is resumed by running it again with
+// IngestOptions.SkipIdentical (identical events already in the log are
+// skipped); OnCommit reports each committed batch.
 //
 // # Consistent reads
 //

@@ -114,7 +114,7 @@ func testErasure(t *testing.T, h *stream.History, skipVacuum bool) {
 	check(exactIDs, false, "after the exact forget")
 	check(approxIDs, true, "after the exact forget (others kept)")
 
-	rep, err = s.Forget(approxIDs, ForgetOptions{MaxReplay: 5, Intervention: "pair-drop", SkipVacuum: skipVacuum})
+	rep, err = s.Forget(approxIDs, ForgetOptions{Noise: testNoise(), MaxReplay: 5, Intervention: "pair-drop", SkipVacuum: skipVacuum})
 	require.NoError(t, err)
 	require.Equal(t, PathApproximate, rep.Path)
 	check(approxIDs, false, "after the approximate forget")

@@ -37,7 +37,42 @@ var (
 	// ErrStaleRelease: Keep was given a release computed before a forget
 	// request that has committed since.
 	ErrStaleRelease = errors.New("release computed before a later forget")
+	// ErrCorrupt: a stored row fails its checksum, SQLite's integrity
+	// check fails, or the tables break an invariant that ties them
+	// together (a *CorruptError names what). Nothing is restored, replayed
+	// over or released from a store in that state.
+	ErrCorrupt = errors.New("store is damaged")
+	// ErrNotCertifiable: the approximate path was asked of a store whose
+	// learner is not certifiable (no radius and sample bound), which cannot
+	// noise the state it would keep.
+	ErrNotCertifiable = errors.New("the store's learner is not certifiable")
 )
+
+// CorruptError says which stored thing is damaged and how. It matches
+// ErrCorrupt with errors.Is, and ErrInconsistent too (a damaged store is an
+// inconsistent one; callers that test for ErrInconsistent keep working). Its text names tables, rows and sequence
+// numbers only: never a stored value (which may depend on deleted data).
+type CorruptError struct {
+	// Where names the row or table: "the state", "checkpoint at seq 40",
+	// "event seq 17 (id 17)", "kept release 3", "the log", …
+	Where string
+	// Why says what is wrong with it.
+	Why string
+}
+
+func (e *CorruptError) Error() string {
+	return fmt.Sprintf("%v: %s: %s (run 'unlearn status --check'; docs/deployment.md, \"Integrity\")", ErrCorrupt, e.Where, e.Why)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) and errors.Is(err, ErrInconsistent)
+// true.
+func (e *CorruptError) Is(target error) bool {
+	return target == ErrCorrupt || target == ErrInconsistent
+}
+
+func corrupt(where, format string, args ...any) error {
+	return &CorruptError{Where: where, Why: fmt.Sprintf(format, args...)}
+}
 
 // OptionError names the option at fault. It matches ErrOptions with
 // errors.Is.

@@ -27,6 +27,7 @@ func Example() {
 	defer os.RemoveAll(dir)
 
 	cfg := olbfgs.DefaultConfig(5)
+	cfg.Radius, cfg.SampleBound = 10, 100 // certifiable: the approximate path below keeps a noised state
 	s, err := store.Create(dir, store.Config{Header: h.Header, Learner: cfg, CheckpointEvery: 100})
 	if err != nil {
 		log.Fatal(err)
@@ -46,17 +47,23 @@ func Example() {
 	oracle, _ := olbfgs.Replay(cfg, h.Loss, stream.Counterfactual(h.Events, stream.NewIDSet(250, 980)))
 	fmt.Println("bit-identical to training on the deletion-edited stream:", state.Equal(oracle))
 
-	// Over a replay cap of 100 events, an intervention serves the request
-	// and the state needs a noised release.
-	rep, err = s.Forget([]int64{10}, store.ForgetOptions{MaxReplay: 100, Intervention: "pair-drop"})
+	// Over a replay cap of 100 events, an intervention serves the request,
+	// and the store keeps its output only noised: a certified release (ε =
+	// 1, δ = 10⁻⁵), kept in the store, from which it continues. A service
+	// signs and charges it in OnRelease.
+	rep, err = s.Forget([]int64{10}, store.ForgetOptions{MaxReplay: 100, Intervention: "pair-drop",
+		Noise: certify.Spec{Epsilon: 1, Delta: 1e-5}})
 	if err != nil {
 		log.Fatal(err)
 	}
 	fmt.Printf("%s (%s), needs noise: %v, ages %v\n", rep.Path, rep.Intervention, rep.NeedsNoise, rep.Ages)
+	fmt.Printf("kept release %d: α %s, disclosed ages %v\n", rep.ReleaseID, rep.Released.Certificate.Sensitivity.Source,
+		rep.Released.Certificate.Sensitivity.Deletion.Ages)
 	// Output:
 	// exact: replayed 798 events from the checkpoint at seq 200, rewrote 8 checkpoints
 	// bit-identical to training on the deletion-edited stream: true
 	// approximate (pair-drop), needs noise: true, ages [988]
+	// kept release 1: α derived, disclosed ages [0]
 }
 
 // A release is kept in the store with the log position of its state; the

@@ -50,7 +50,7 @@ func (s *Store) ForgetKeys(keys []string, ids []int64, o ForgetOptions) (ForgetR
 	if len(keys) == 0 {
 		return ForgetReport{}, &OptionError{Option: "Keys", Value: "[]", Want: "at least one key"}
 	}
-	return s.forget(context.Background(), ids, keys, o)
+	return s.forgetOne(context.Background(), Deletion{IDs: ids, Keys: keys}, o)
 }
 
 // resolveKeys maps keys to their ids in tx.
@@ -59,9 +59,13 @@ func resolveKeys(tx *sql.Tx, keys []string) ([]int64, error) {
 	var unknown []string
 	for _, k := range keys {
 		var id int64
-		err := tx.QueryRow(`SELECT id FROM keys WHERE key = ?`, k).Scan(&id)
+		var sum []byte
+		err := tx.QueryRow(`SELECT id, sha256 FROM keys WHERE key = ?`, k).Scan(&id, &sum)
 		switch {
 		case err == nil:
+			if !sameSum(sum, sumKey(k, id)) {
+				return nil, corrupt(fmt.Sprintf("the key of id %d", id), "its checksum does not match its content (the key may name another id)")
+			}
 			ids = append(ids, id)
 		case errors.Is(err, sql.ErrNoRows):
 			unknown = append(unknown, fmt.Sprintf("%q", k))
@@ -87,7 +91,7 @@ func keyOf(src EventSource) func() string {
 // same person's earlier row, or to anyone's: the store cannot tell) with
 // ErrEvent.
 func insertKey(tx *sql.Tx, ins *sql.Stmt, key string, id int64) error {
-	r, err := ins.Exec(key, id)
+	r, err := ins.Exec(key, id, sumKey(key, id))
 	if err != nil {
 		return err
 	}

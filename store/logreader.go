@@ -1,6 +1,7 @@
 package store
 
 import (
+	"crypto/sha256"
 	"database/sql"
 	"fmt"
 	"math"
@@ -44,6 +45,8 @@ type logPage struct {
 	s      []float64
 	v      []float64
 	err    error
+
+	sumBuf []byte // reused by the payloads' sums
 }
 
 func newLogPage(d int) *logPage {
@@ -76,18 +79,27 @@ func (p *logPage) fill(stmt *sql.Stmt, from, to int64, d int) error {
 		return err
 	}
 	defer rows.Close()
-	var b sql.RawBytes
+	var b, sum sql.RawBytes
+	var want [sha256.Size]byte
 	for rows.Next() {
 		i := p.n
 		// Erased is SQL's NULL test, not b == nil: the driver returns an
 		// empty BLOB as nil too, and an empty payload must be an error
 		// (decodePayloadInto), never an erased event.
-		if err := rows.Scan(&p.seq[i], &p.id[i], &p.erased[i], &b); err != nil {
+		if err := rows.Scan(&p.seq[i], &p.id[i], &p.erased[i], &b, &sum); err != nil {
 			return err
+		}
+		if p.erased[i] {
+			copy(want[:], sumEvent(p.seq[i], p.id[i], nil, true))
+		} else {
+			p.sumBuf = sumEventInto(&want, p.sumBuf, p.seq[i], p.id[i], b)
+		}
+		if !sameSum(sum, want[:]) {
+			return corrupt(fmt.Sprintf("event seq %d (id %d)", p.seq[i], p.id[i]), "its checksum does not match its payload")
 		}
 		if !p.erased[i] {
 			if err := decodePayloadInto(p.s[i:i+1], p.v[i*d:(i+1)*d], b); err != nil {
-				return fmt.Errorf("event seq %d (id %d): %w", p.seq[i], p.id[i], err)
+				return corrupt(fmt.Sprintf("event seq %d (id %d)", p.seq[i], p.id[i]), "its payload does not decode: %v", err)
 			}
 		}
 		p.n++
@@ -138,7 +150,7 @@ func (r *logReader) run(tx *sql.Tx, from, to int64, d int) {
 	case <-r.done:
 		return
 	}
-	stmt, err := tx.Prepare(`SELECT seq, id, payload IS NULL, payload FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
+	stmt, err := tx.Prepare(`SELECT seq, id, payload IS NULL, payload, sha256 FROM events WHERE seq > ? AND seq <= ? ORDER BY seq LIMIT ?`)
 	if err != nil {
 		p.n, p.err = 0, err
 		r.send(p)

@@ -163,7 +163,8 @@ func TestStoreKeepsOptions(t *testing.T) {
 
 	var lj string
 	paper := genHistory(t, stream.KindLogistic, 2, 5, 1)
-	p := createStore(t, t.TempDir(), paper.Header, 3, 10)
+	p, err := Create(t.TempDir(), Config{Header: paper.Header, Learner: plainConfig(paper.Header.D, 3), CheckpointEvery: 10})
+	require.NoError(t, err)
 	defer p.Close()
 	require.NoError(t, p.db.QueryRow(`SELECT value FROM meta WHERE key = 'learner'`).Scan(&lj))
 	require.Equal(t, `{"d":2,"tau":3,"eta":0.1,"gamma0":1,"curvature_tol":1e-10}`, lj)

@@ -149,9 +149,12 @@ func sparseHistory(t tb, d, n, nnz int, seed uint64) (h *stream.History, sparse 
 // issue's 1 KB LIBSVM file at d = 2·10⁵ made a 90 MB store), and the store
 // stays exact: after forgets the state is train on the deletion-edited
 // stream bit for bit, Check replays the stored log, and a reopened store
-// reads the blobs back.
+// reads the blobs back. d = 4000 is large enough for the size check (a
+// dense payload is 8(d+1) bytes against 9 + 12·nnz sparse, and the store's
+// other contents grow with d as the dense log does) and small enough for
+// the replays and snapshots under the race detector.
 func TestSparseStoreSizeAndExactness(t *testing.T) {
-	const d, n, nnz = 20_000, 120, 5
+	const d, n, nnz = 4_000, 120, 5
 	h, sp := sparseHistory(t, d, n, nnz, 4)
 	dir := t.TempDir()
 	s := createStore(t, dir, h.Header, 3, 40)
@@ -189,7 +192,7 @@ func TestSparseStoreSizeAndExactness(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, s.Close())
 
-	// The log of 117 payloads at d = 2·10⁴ would be 19 MB dense; the
+	// The log of 116 payloads at d = 4·10³ would be 3.7 MB dense; the
 	// checkpoints and the state are JSON snapshots of w and the pairs
 	// (O(τd) each), the same either way.
 	st, err := os.Stat(filepath.Join(dir, FileName))
@@ -225,7 +228,7 @@ func TestEmptyPayloadIsAnError(t *testing.T) {
 		t.Run("approximate/"+iv, func(t *testing.T) {
 			s := mk(t)
 			defer s.Close()
-			_, err := s.Forget([]int64{30}, ForgetOptions{SkipVacuum: true, MaxReplay: 1, Intervention: iv})
+			_, err := s.Forget([]int64{30}, ForgetOptions{SkipVacuum: true, Noise: testNoise(), MaxReplay: 1, Intervention: iv})
 			require.ErrorIs(t, err, ErrInconsistent)
 		})
 	}

@@ -42,10 +42,12 @@ func signer(key *sign.Secret) func(*certify.Receipt) ([]byte, error) {
 }
 
 // TestServeForgetsBatch: three queued requests (by ids, by keys, and one
-// overlapping the first) are served by ONE store request whose state is
-// bit-identical to training on the deletion-edited stream; each gets a
-// signed receipt of its own (records, already forgotten, the batch, the
-// commitment under its nonce), and the queue keeps no id afterwards.
+// overlapping the first) are served by ONE replay (ForgetBatch) whose state
+// is bit-identical to training on the deletion-edited stream; each is
+// recorded as its own store request and gets a signed receipt of its own
+// (records, already forgotten before the batch, its store request, the
+// batch, the commitment under its nonce), and the queue keeps no id
+// afterwards.
 func TestServeForgetsBatch(t *testing.T) {
 	s, h, key, _ := queueFixture(t)
 	type req struct {
@@ -75,12 +77,22 @@ func TestServeForgetsBatch(t *testing.T) {
 
 	rep, err := s.ServeForgets(context.Background(), []string{reqs[0].q.Request, reqs[1].q.Request, reqs[2].q.Request}, ServeOptions{Sign: signer(key), Toolkit: "test"})
 	require.NoError(t, err)
-	require.Equal(t, PathExact, rep.Forget.Path)
-	require.Equal(t, []int64{5, 40, 41, 90, 100}, rep.Forget.IDs, "one forget of the union")
+	require.Equal(t, PathExact, rep.Path())
+	require.Len(t, rep.Forgets, 3)
+	require.Equal(t, []int64{5, 90}, rep.Forgets[0].IDs)
+	require.Equal(t, []int64{40, 41}, rep.Forgets[1].IDs)
+	require.Equal(t, []int64{100}, rep.Forgets[2].IDs, "5 and 90 are the first request's")
+	require.Equal(t, []int64{5, 90}, rep.Forgets[2].AlreadyForgotten)
 	requireSameState(t, s, oracle(t, s.LearnerConfig(), s.Loss(), h.Events, stream.NewIDSet(5, 40, 41, 90, 100)), "after the batch")
 	reqRecords, err := s.Requests()
 	require.NoError(t, err)
-	require.Len(t, reqRecords, 1, "one store request for the batch")
+	require.Len(t, reqRecords, 3, "one store request per queued request")
+	for i, r := range reqRecords {
+		require.Equal(t, rep.Forgets[i].Request, r.Request)
+		require.Equal(t, rep.Forgets[i].IDs, r.IDs)
+		require.Equal(t, reqRecords[0].EventsReplayed, r.EventsReplayed, "one replay for the batch")
+		require.Equal(t, reqRecords[0].FromSeq, r.FromSeq)
+	}
 
 	require.Len(t, rep.Served, 3)
 	for i, r := range reqs {
@@ -91,8 +103,9 @@ func TestServeForgetsBatch(t *testing.T) {
 		require.Equal(t, r.q.Request, rc.Request)
 		require.Equal(t, "exact", rc.Path)
 		require.Equal(t, r.q.Records, rc.Records)
-		require.Equal(t, 0, rc.AlreadyForgotten)
-		require.Equal(t, certify.ReceiptBatch{StoreRequest: rep.Forget.Request, Requests: 3, Records: 5}, rc.Batch)
+		require.Equal(t, 0, rc.AlreadyForgotten, "nothing was forgotten before the batch")
+		require.Equal(t, certify.ReceiptBatch{StoreRequest: rep.Forgets[i].Request, Requests: 3, Records: 5}, rc.Batch)
+		require.Equal(t, rep.Forgets[i].Request, got.Batch)
 		require.Equal(t, certify.ForgetCommitment(r.nonce, r.ids, r.keys), rc.Commitment)
 		require.NotEqual(t, certify.ForgetCommitment(r.nonce, append(r.ids, 7), r.keys), rc.Commitment)
 		require.Equal(t, int64(120), rc.Head)
@@ -115,7 +128,7 @@ func TestServeForgetsBatch(t *testing.T) {
 	require.NoError(t, err)
 	rep, err = s.ServeForgets(context.Background(), []string{q.Request}, ServeOptions{Sign: signer(key), Forget: ForgetOptions{SkipVacuum: true}})
 	require.NoError(t, err)
-	require.Equal(t, PathNone, rep.Forget.Path)
+	require.Equal(t, PathNone, rep.Path())
 	rc, err := certify.VerifyReceipt(rep.Served[0].Receipt, key.Public())
 	require.NoError(t, err)
 	require.Equal(t, "none", rc.Path)
@@ -210,14 +223,16 @@ func TestQueueErasure(t *testing.T) {
 	s, _, key, dir := queueFixture(t)
 	keys := []string{userKey(61), userKey(77)}
 	_, c := commitment(t, []int64{13, 29}, keys)
-	q, err := s.EnqueueForget([]int64{13, 29}, keys, c, time.Hour)
+	// Id 14, forgotten before, makes the queued list differ from the
+	// store's own record of the request (forget_requests.ids: the
+	// tombstones' request, which lists only the ids it forgot).
+	_, err := s.Forget([]int64{14}, ForgetOptions{SkipVacuum: true})
 	require.NoError(t, err)
-	// A second request makes the batch's union, which the store's own
-	// request record keeps (forget_requests.ids: the tombstones' request),
-	// differ from the queued request's list.
+	q, err := s.EnqueueForget([]int64{13, 14, 29}, keys, c, time.Hour)
+	require.NoError(t, err)
 	q2, err := s.EnqueueForget([]int64{30}, nil, c, time.Hour)
 	require.NoError(t, err)
-	pattern := map[string][]byte{"ids": []byte("[13,29,61,77]")}
+	pattern := map[string][]byte{"ids": []byte("[13,14,29,61,77]")}
 	require.NotEmpty(t, scanDir(t, dir, pattern), "the queued ids are in the store (the search cannot fail)")
 	_, err = s.ServeForgets(context.Background(), []string{q.Request, q2.Request}, ServeOptions{Sign: signer(key)})
 	require.NoError(t, err)

@@ -64,8 +64,12 @@ func (r *Reader) ForgetRequest(request string) (QueuedForget, error) {
 	if r.db == nil {
 		return QueuedForget{}, ErrClosed
 	}
-	q, _, err := queueRow(context.Background(), r.db, request)
-	return q, err
+	q, err := queueRow(context.Background(), r.db, request)
+	if err != nil {
+		return QueuedForget{}, err
+	}
+	err = resolution(context.Background(), r.db, &q.QueuedForget)
+	return q.QueuedForget, err
 }
 
 // Close closes the Reader's connection.

@@ -11,7 +11,6 @@ import (
 	"unlearn/internal/established"
 	"unlearn/olbfgs"
 	"unlearn/stream"
-	"unlearn/unlearn"
 )
 
 // Released is a certified release of the store's state and how its
@@ -20,11 +19,9 @@ type Released struct {
 	Release     *certify.Release
 	Certificate *certify.Certificate
 	// Path says how α was obtained: "exact" (every forget was served by
-	// replay: the state is the counterfactual, no noise), "derived" (one
-	// approximate forget pending, or several on a learner without
-	// curvature memory: α from their public description) or "diameter"
-	// (several approximate forgets pending on a learner with a memory, or
-	// one whose description the store cannot reconstruct).
+	// replay: the state is the counterfactual, no noise), "derived" (the
+	// release of an approximate forget, α from its public description) or
+	// "diameter" (α = 2W', whatever produced the state).
 	Path string
 	// Head is the log position of the released state: it depended on every
 	// insert of the log with seq ≤ Head (Keep records it).
@@ -40,32 +37,29 @@ type Released struct {
 // sampler and memory policy (spec.Alpha, Deletion, Retained and Header are
 // set here and must be left unset):
 //
-//   - When every forget so far was served exactly, the state is the replay
-//     from θ0 of the deletion-edited log, bit for bit what training without
-//     the forgotten samples gives: it is released as it is, memory
-//     included, with α = 0 (certify.CertifyExact, with the store's own
-//     establishment of exactness).
-//   - When exactly one approximate forget is pending, α is derived from its
-//     public description — the deleted inserts' ages at the request, the
-//     update steps both trajectories took since (the inserts ingested after
-//     it), and its intervention's allowance (certify.Deletion) — provided
-//     the learner is certifiable (olbfgs.Config.Radius) and the store can
-//     find the request's state in its checkpoints.
-//   - When several approximate forgets are pending and the learner keeps
-//     no curvature memory (the scheduled bound, docs/theory.md §16.6), α
-//     is derived from all of them at once (certify.Deletion.Earlier): each
-//     request's ages, its step count and its intervention.
-//   - Otherwise α is the diameter 2W' of the learner's ball, proved
-//     whatever happened (certify.Spec without Deletion): several pending
-//     requests on a learner with a curvature memory, or a request whose
-//     description the store cannot reconstruct.
+//   - When every forget so far was served by replay (or resolved), the
+//     state is the replay from θ0 of the deletion-edited log, bit for bit
+//     what training without the forgotten samples gives: it is released as
+//     it is, memory included, with α = 0 (certify.CertifyExact, with the
+//     store's own establishment of exactness).
+//   - While an approximate request is pending, α is the diameter 2W' of
+//     the learner's ball, proved whatever produced the state
+//     (certify.Spec without Deletion). The state is then the noised,
+//     certified output of the approximate forget followed by steps on
+//     retained data — post-processing of that forget's release (kept in
+//     the store: ForgetReport.ReleaseID), which already covers the
+//     deletion — so this release's noise is a second, independent
+//     guarantee, charged again. (The derived α of a request describes the
+//     intervention's un-noised output, which the store no longer holds.)
 //
 // A memory Rebuild replays the last τ retained inserts of the log from the
-// noised w. Nothing is written to the store: charging a ledger, signing the
-// certificate, keeping the release in the store (Keep) and saving the files
-// are the caller's (the release command does all four, in that order). Errors: the
-// certify errors (ErrNotCertifiable when the learner has no radius and a
-// noised release is needed), ErrClosed.
+// noised w. Before anything, the store checks itself (the cheap check of
+// verify); a damaged store is refused (*CorruptError). Nothing is written
+// to the store: charging a ledger, signing the certificate, keeping the
+// release in the store (Keep) and saving the files are the caller's (the
+// release command does all four, in that order). Errors: the certify errors
+// (ErrNotCertifiable when the learner has no radius and a noised release is
+// needed), *CorruptError, ErrClosed.
 func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	if spec.Alpha != nil || spec.Deletion != nil || spec.Retained != nil || spec.Header != nil || spec.Established != nil {
 		return nil, errors.New("store: Release: leave Alpha, Deletion, Retained, Header and Established unset: the store derives them")
@@ -77,8 +71,8 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	}
 	// Everything the release depends on — the newest request (Keep's
 	// staleness check), the state, its head, the forgotten count, the
-	// pending requests, their checkpoint and the retained inserts — is
-	// read in ONE read transaction, so it is one committed snapshot of the
+	// pending requests and the retained inserts — is read in ONE read
+	// transaction, after the check, so it is one committed snapshot of the
 	// store: an ingest or forget committed by another process meanwhile is
 	// either wholly seen or not at all (a Head older than the released
 	// state would let a later forget miss the kept release).
@@ -89,9 +83,11 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		lastRequest int64
 		forgotten   int
 		pending     []Request
-		del         *certify.Deletion
 	)
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
+		if err := s.verify(ctx, tx, checkCheap, false); err != nil {
+			return err
+		}
 		if err := tx.QueryRowContext(ctx, `SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&lastRequest); err != nil {
 			return err
 		}
@@ -102,20 +98,6 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		var err error
 		if pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
 			return err
-		}
-		switch {
-		case len(pending) == 1:
-			if d, ok, err := s.pendingDeletion(ctx, tx, pending[0], state); err != nil {
-				return err
-			} else if ok {
-				del = d
-			}
-		case len(pending) > 1 && state.Config().Memory == 0:
-			if d, ok, err := s.pendingDeletions(ctx, tx, pending, state); err != nil {
-				return err
-			} else if ok {
-				del = d
-			}
 		}
 		if spec.Memory == certify.Rebuild {
 			if spec.Retained, err = s.lastRetained(ctx, tx, state.Config().Memory); err != nil {
@@ -141,11 +123,6 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		}
 		return &Released{Release: rel, Certificate: cert, Path: "exact", Head: head, lastRequest: lastRequest}, nil
 	}
-	out := &Released{Path: "diameter", Head: head, lastRequest: lastRequest}
-	if del != nil {
-		spec.Deletion, out.Path = del, "derived"
-		spec.Established = established.New("the model store served the request with the intervention and counted the steps since")
-	}
 	if spec.Intervention == "" {
 		spec.Intervention = "model store"
 		if len(pending) == 1 {
@@ -153,11 +130,10 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		}
 	}
 	spec.Deletions = 0
-	if spec.Deletion == nil {
-		for _, p := range pending {
-			spec.Deletions += p.USize
-		}
+	for _, p := range pending {
+		spec.Deletions += p.USize
 	}
+	out := &Released{Path: "diameter", Head: head, lastRequest: lastRequest}
 	out.Release, out.Certificate, err = certify.Certify(state, spec)
 	if err != nil {
 		return nil, err
@@ -165,116 +141,28 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 	return out, nil
 }
 
-// pendingDeletion describes a pending approximate request for a derived α:
-// its ages at the request, the steps taken since (the current state's event
-// count minus that of the request's intervention checkpoint) and its
-// operator. ok is false when the description cannot be reconstructed (the
-// operator unknown, retain fine-tuning whose replay count is not recorded,
-// or the checkpoint gone): the caller then uses the diameter bound. q is
-// the caller's read transaction.
-func (s *Store) pendingDeletion(ctx context.Context, q querier, r Request, state *olbfgs.Learner) (*certify.Deletion, bool, error) {
-	var b unlearn.Builtin
-	found := false
-	for _, op := range unlearn.Paper(state.Config().Memory) {
-		if op.Name() == r.Intervention {
-			b, found = unlearn.BuiltinOf(op)
-		}
-	}
-	if !found || b.Kind == unlearn.KindRetainFT || b.Kind == unlearn.KindWindowReplay {
-		return nil, false, nil
-	}
-	var t int
-	err := q.QueryRowContext(ctx, `SELECT t FROM checkpoints WHERE origin = 'intervention' ORDER BY seq DESC LIMIT 1`).Scan(&t)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, false, nil
-	}
-	if err != nil {
-		return nil, false, err
-	}
-	if t > state.T() {
-		return nil, false, nil
-	}
-	d := &certify.Deletion{Ages: slices.Clone(r.Ages), Horizon: state.T() - t, Intervention: b}
-	if state.Config().Memory == 0 {
-		// Every event of the log is an insert: the count at the
-		// intervention is the learner's T₀ (the scheduled bound's).
-		d.Steps = t
-	}
-	return d, true, nil
-}
-
-// pendingDeletions describes several pending approximate requests of a
-// learner without curvature memory for one derived α (certify.Deletion
-// with Earlier, oldest first): each request's ages, operator and step
-// count Tᵢ, the learner's count when its intervention acted. Every log
-// event is an insert (erased ones stay in the log as steps), so an insert
-// at log position p (1-based) deleted at age a was deleted at Tᵢ = p + a;
-// Tᵢ is read from the log positions of the request's inserts and must be
-// the same for every one of them. ok is false (the caller uses the
-// diameter) when an operator is unknown or not covered, a position is
-// missing, or the positions and ages disagree. q is the caller's read
-// transaction.
-func (s *Store) pendingDeletions(ctx context.Context, q querier, pending []Request, state *olbfgs.Learner) (*certify.Deletion, bool, error) {
-	reqs := make([]certify.Request, 0, len(pending))
-	for _, r := range pending {
-		var b unlearn.Builtin
-		found := false
-		for _, op := range unlearn.Paper(0) {
-			if op.Name() == r.Intervention {
-				b, found = unlearn.BuiltinOf(op)
-			}
-		}
-		if !found || b.Kind == unlearn.KindRetainFT || b.Kind == unlearn.KindWindowReplay || len(r.Ages) != len(r.IDs) || len(r.IDs) == 0 {
-			return nil, false, nil
-		}
-		pos := make([]int, len(r.IDs))
-		for i, id := range r.IDs {
-			err := q.QueryRowContext(ctx, `SELECT count(*) FROM events WHERE seq <= (SELECT seq FROM events WHERE id = ?)`, id).Scan(&pos[i])
-			if err != nil {
-				return nil, false, err
-			}
-			if pos[i] == 0 {
-				return nil, false, nil // not in the log
-			}
-		}
-		slices.Sort(pos)
-		ages := slices.Clone(r.Ages)
-		slices.Sort(ages)
-		slices.Reverse(ages) // the oldest insert has the largest age
-		t := pos[0] + ages[0]
-		for i := range pos {
-			if pos[i]+ages[i] != t {
-				return nil, false, nil
-			}
-		}
-		if t > state.T() || (len(reqs) > 0 && t < reqs[len(reqs)-1].Steps) {
-			return nil, false, nil
-		}
-		reqs = append(reqs, certify.Request{Ages: slices.Clone(r.Ages), Steps: t, Intervention: b})
-	}
-	last := reqs[len(reqs)-1]
-	return &certify.Deletion{Ages: last.Ages, Steps: last.Steps, Horizon: state.T() - last.Steps, Intervention: last.Intervention, Earlier: reqs[:len(reqs)-1]}, true, nil
-}
-
 // lastRetained returns the last n inserts of the log whose payload is not
 // erased (forgotten inserts are removed or erased), in log order, read
 // through q (the caller's read transaction).
 func (s *Store) lastRetained(ctx context.Context, q querier, n int) ([]stream.Event, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, payload FROM events WHERE payload IS NOT NULL ORDER BY seq DESC LIMIT ?`, n)
+	rows, err := q.QueryContext(ctx, `SELECT seq, id, payload, sha256 FROM events WHERE payload IS NOT NULL ORDER BY seq DESC LIMIT ?`, n)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []stream.Event
 	for rows.Next() {
-		var id int64
-		var p []byte
-		if err := rows.Scan(&id, &p); err != nil {
+		var seq, id int64
+		var p, sum []byte
+		if err := rows.Scan(&seq, &id, &p, &sum); err != nil {
 			return nil, err
+		}
+		if !sameSum(sum, sumEvent(seq, id, p, false)) {
+			return nil, corrupt(fmt.Sprintf("event seq %d (id %d)", seq, id), "its checksum does not match its payload")
 		}
 		z, err := decodePayload(p, s.cfg.Dim)
 		if err != nil {
-			return nil, err
+			return nil, corrupt(fmt.Sprintf("event seq %d (id %d)", seq, id), "its payload does not decode")
 		}
 		out = append(out, stream.Event{Op: stream.Insert, ID: id, Sample: z})
 	}

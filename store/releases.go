@@ -29,6 +29,9 @@ type StoredRelease struct {
 	// files; nil in the listing of Releases.
 	File        []byte `json:"file,omitempty"`
 	Certificate []byte `json:"certificate,omitempty"`
+	// Damaged is set in the listing (Releases) for a release whose bytes
+	// fail their checksum; GetRelease refuses it.
+	Damaged bool `json:"damaged,omitempty"`
 }
 
 // Keep records r in the store, in one transaction: the release file
@@ -51,22 +54,13 @@ func (s *Store) Keep(r *Released) (StoredRelease, error) {
 	if r == nil || r.Release == nil || r.Certificate == nil {
 		return StoredRelease{}, errors.New("store: keep: a Released from Store.Release is required")
 	}
-	file, err := r.Release.Marshal()
-	if err != nil {
-		return StoredRelease{}, fmt.Errorf("store: keep: %w", err)
-	}
-	cert, err := r.Certificate.MarshalIndent()
-	if err != nil {
-		return StoredRelease{}, fmt.Errorf("store: keep: %w", err)
-	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
 		return StoredRelease{}, ErrClosed
 	}
-	out := StoredRelease{Time: time.Now().UTC(), Head: r.Head, Path: r.Path, Exact: r.Certificate.Exact,
-		Epsilon: r.Certificate.Epsilon, Delta: r.Certificate.Delta, File: file, Certificate: cert}
-	err = s.inTx(context.Background(), func(tx *sql.Tx) error {
+	var out StoredRelease
+	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
 		var last int64
 		if err := tx.QueryRow(`SELECT COALESCE(MAX(request), 0) FROM forget_requests`).Scan(&last); err != nil {
 			return err
@@ -77,12 +71,8 @@ func (s *Store) Keep(r *Released) (StoredRelease, error) {
 		if r.Head > s.head {
 			return fmt.Errorf("%w: release at log position %d, the log ends at %d", ErrInconsistent, r.Head, s.head)
 		}
-		res, err := tx.Exec(`INSERT INTO releases (time, head, path, exact, epsilon, delta, file, certificate) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
-			out.Time.Format(time.RFC3339Nano), out.Head, out.Path, b2i(out.Exact), out.Epsilon, out.Delta, file, cert)
-		if err != nil {
-			return err
-		}
-		out.ID, err = res.LastInsertId()
+		var err error
+		out, err = insertRelease(tx, r)
 		return err
 	})
 	if err != nil {
@@ -91,17 +81,48 @@ func (s *Store) Keep(r *Released) (StoredRelease, error) {
 	return out, nil
 }
 
+// insertRelease stores r, with its sum, in tx.
+func insertRelease(tx *sql.Tx, r *Released) (StoredRelease, error) {
+	file, err := r.Release.Marshal()
+	if err != nil {
+		return StoredRelease{}, err
+	}
+	cert, err := r.Certificate.MarshalIndent()
+	if err != nil {
+		return StoredRelease{}, err
+	}
+	out := StoredRelease{Time: time.Now().UTC(), Head: r.Head, Path: r.Path, Exact: r.Certificate.Exact,
+		Epsilon: r.Certificate.Epsilon, Delta: r.Certificate.Delta, File: file, Certificate: cert}
+	tm := out.Time.Format(time.RFC3339Nano)
+	res, err := tx.Exec(`INSERT INTO releases (time, head, path, exact, epsilon, delta, file, certificate) VALUES (?, ?, ?, ?, ?, ?, ?, ?)`,
+		tm, out.Head, out.Path, b2i(out.Exact), out.Epsilon, out.Delta, file, cert)
+	if err != nil {
+		return out, err
+	}
+	if out.ID, err = res.LastInsertId(); err != nil {
+		return out, err
+	}
+	_, err = tx.Exec(`UPDATE releases SET sha256 = ? WHERE release = ?`,
+		sumRelease(out.ID, tm, out.Head, out.Path, out.Exact, out.Epsilon, out.Delta, file, cert), out.ID)
+	return out, err
+}
+
 // Releases lists the releases kept in the store, oldest first, without
 // their bytes (GetRelease fetches them).
 func (s *Store) Releases() ([]StoredRelease, error) {
-	return s.queryReleases(`SELECT release, time, head, path, exact, epsilon, delta, NULL, NULL FROM releases ORDER BY release`)
+	rs, err := s.queryReleases(false, `SELECT release, time, head, path, exact, epsilon, delta, file, certificate, sha256 FROM releases ORDER BY release`)
+	for i := range rs {
+		rs[i].File, rs[i].Certificate = nil, nil
+	}
+	return rs, err
 }
 
 // GetRelease returns the stored release id with its file and certificate.
 // An id not in the store (never kept, or erased by a forget) is an error
-// wrapping ErrUnknownRelease.
+// wrapping ErrUnknownRelease; a release whose bytes fail their sum is a
+// *CorruptError (nothing is returned).
 func (s *Store) GetRelease(id int64) (StoredRelease, error) {
-	rs, err := s.queryReleases(`SELECT release, time, head, path, exact, epsilon, delta, file, certificate FROM releases WHERE release = ?`, id)
+	rs, err := s.queryReleases(true, `SELECT release, time, head, path, exact, epsilon, delta, file, certificate, sha256 FROM releases WHERE release = ?`, id)
 	if err != nil {
 		return StoredRelease{}, err
 	}
@@ -111,7 +132,9 @@ func (s *Store) GetRelease(id int64) (StoredRelease, error) {
 	return rs[0], nil
 }
 
-func (s *Store) queryReleases(q string, args ...any) ([]StoredRelease, error) {
+// queryReleases reads releases and verifies their sums: a damaged one is
+// an error if strict, else listed with Damaged set.
+func (s *Store) queryReleases(strict bool, q string, args ...any) ([]StoredRelease, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.db == nil {
@@ -127,8 +150,15 @@ func (s *Store) queryReleases(q string, args ...any) ([]StoredRelease, error) {
 		var r StoredRelease
 		var t string
 		var exact int
-		if err := rows.Scan(&r.ID, &t, &r.Head, &r.Path, &exact, &r.Epsilon, &r.Delta, &r.File, &r.Certificate); err != nil {
+		var sum []byte
+		if err := rows.Scan(&r.ID, &t, &r.Head, &r.Path, &exact, &r.Epsilon, &r.Delta, &r.File, &r.Certificate, &sum); err != nil {
 			return nil, fmt.Errorf("store: releases: %w", err)
+		}
+		if !sameSum(sum, sumRelease(r.ID, t, r.Head, r.Path, exact == 1, r.Epsilon, r.Delta, r.File, r.Certificate)) {
+			if strict {
+				return nil, fmt.Errorf("store: releases: %w", corrupt(fmt.Sprintf("kept release %d", r.ID), "its checksum does not match its content: it is not handed out"))
+			}
+			r.Damaged = true
 		}
 		if r.Time, err = time.Parse(time.RFC3339Nano, t); err != nil {
 			return nil, fmt.Errorf("%w: release %d: time %q: %w", ErrInconsistent, r.ID, t, err)

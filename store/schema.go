@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -228,8 +228,45 @@ ALTER TABLE forget_requests ADD COLUMN erased_releases TEXT;
 -- encoding of the sample (store/payload.go); no table changes.
 SELECT 1;
 `,
-	// Version 6: the service's deletion queue and access tokens
-	// (queue.go, tokens.go).
+	// Version 6: integrity (checksum.go, integrity.go) and noised
+	// approximate forgets (forget.go). The sums of the rows already stored
+	// are computed by fillSums, in the migration's transaction.
+	`
+-- The SHA-256 of each row's content (store/checksum.go), written with the
+-- row and verified by every reader that trusts it. NULL only between this
+-- statement and fillSums, in the migration's own transaction.
+ALTER TABLE events ADD COLUMN sha256 BLOB;
+ALTER TABLE checkpoints ADD COLUMN sha256 BLOB;
+ALTER TABLE state ADD COLUMN sha256 BLOB;
+ALTER TABLE releases ADD COLUMN sha256 BLOB;
+ALTER TABLE keys ADD COLUMN sha256 BLOB;
+
+-- An approximate request from version 6 on keeps only a noised state: the
+-- intervention's output plus Gaussian noise, a certified release (kept in
+-- releases, charged by the caller) from which the store continues. noised =
+-- 0 marks a request served before version 6, whose state and checkpoints
+-- kept the deleted data's un-noised influence until it is resolved.
+-- release is the kept release it published (a later forget may have
+-- erased it from releases since); alpha_source, alpha, sigma, epsilon and delta are its
+-- certificate's; disclosed_ages the ages its certificate discloses
+-- (rounded: docs/trust.md), while ages keeps the exact ones for the
+-- operator.
+ALTER TABLE forget_requests ADD COLUMN noised INTEGER NOT NULL DEFAULT 0 CHECK (noised IN (0, 1));
+ALTER TABLE forget_requests ADD COLUMN release INTEGER;
+ALTER TABLE forget_requests ADD COLUMN alpha_source TEXT;
+ALTER TABLE forget_requests ADD COLUMN alpha REAL;
+ALTER TABLE forget_requests ADD COLUMN sigma REAL;
+ALTER TABLE forget_requests ADD COLUMN epsilon REAL;
+ALTER TABLE forget_requests ADD COLUMN delta REAL;
+ALTER TABLE forget_requests ADD COLUMN disclosed_ages TEXT;
+-- The log head when the request was served (NULL before version 6): the
+-- resolution policy counts the events ingested since.
+ALTER TABLE forget_requests ADD COLUMN head INTEGER;
+`,
+	// Version 7: the service's deletion queue and access tokens
+	// (queue.go, tokens.go), each row with its sum (checksum.go) from the
+	// start. (These tables were never released under another version
+	// number: the last released schema before them is 5.)
 	`
 -- Deletion requests acknowledged by the service (serve), served in batches
 -- by one forget each. ids (a JSON array, ascending: the request's ids with
@@ -239,9 +276,11 @@ SELECT 1;
 -- secure_delete, then the forget's VACUUM). What stays is what the
 -- receipt says: no id, key or payload. commitment binds the request's ids
 -- and keys under a nonce only the requester holds (certify.ForgetCommitment).
--- batch is the forget_requests row that served it (NULL when every record
--- had been forgotten before). receipt is the signed receipt file
--- (certify.SignReceipt).
+-- batch is the forget_requests row that recorded it (each request of a
+-- batch has its own, sharing one replay: Store.ForgetBatch; NULL when
+-- every record of the batch had been forgotten before). receipt is the signed receipt file
+-- (certify.SignReceipt). sha256 is the row's sum (sumQueued), rewritten
+-- with every change of the row.
 CREATE TABLE forget_queue (
 	seq        INTEGER PRIMARY KEY AUTOINCREMENT,
 	request    TEXT NOT NULL UNIQUE,
@@ -255,6 +294,7 @@ CREATE TABLE forget_queue (
 	batch      INTEGER REFERENCES forget_requests(request),
 	receipt    BLOB,
 	reason     TEXT,
+	sha256     BLOB NOT NULL CHECK (length(sha256) = 32),
 	CHECK ((state = 'queued') = (ids IS NOT NULL)),
 	CHECK ((state = 'served') = (receipt IS NOT NULL))
 ) STRICT;
@@ -262,16 +302,24 @@ CREATE INDEX forget_queue_queued ON forget_queue(state) WHERE state = 'queued';
 
 -- Bearer tokens of the service: only the SHA-256 of each token is stored
 -- (the token is shown once, when created). scopes is a comma-separated
--- list; revoked is the time of revocation (NULL: active).
+-- list; revoked is the time of revocation (NULL: active); sha256 the
+-- row's sum (sumToken), not to be confused with hash, the token's.
 CREATE TABLE tokens (
 	token   INTEGER PRIMARY KEY AUTOINCREMENT,
 	name    TEXT NOT NULL,
 	hash    BLOB NOT NULL UNIQUE CHECK (length(hash) = 32),
 	scopes  TEXT NOT NULL,
 	created TEXT NOT NULL,
-	revoked TEXT
+	revoked TEXT,
+	sha256  BLOB NOT NULL CHECK (length(sha256) = 32)
 ) STRICT;
 `,
+}
+
+// migrationHooks[v] runs after migrations[v-1], in the same transaction,
+// for what SQL alone cannot do.
+var migrationHooks = map[int]func(ctx context.Context, tx *sql.Tx) error{
+	6: fillSums,
 }
 
 // migrate brings the schema of db up to SchemaVersion in one transaction.
@@ -301,9 +349,25 @@ func migrate(ctx context.Context, db *sql.DB) error {
 	if v > SchemaVersion {
 		return fmt.Errorf("%w: schema version %d, this build knows up to %d", ErrSchema, v, SchemaVersion)
 	}
+	if v == 6 {
+		// A development build numbered the service's tables (now version
+		// 7) as version 6, without the integrity sums of version 6.
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM pragma_table_info('events') WHERE name = 'sha256'`).Scan(&n); err != nil {
+			return err
+		}
+		if n == 0 {
+			return fmt.Errorf("%w: schema version 6 of a development build (the service's deletion queue and tokens without the row sums of version 6), which this build cannot upgrade: export the store with the build that wrote it and create it again", ErrSchema)
+		}
+	}
 	for ; v < SchemaVersion; v++ {
 		if _, err := tx.ExecContext(ctx, migrations[v]); err != nil {
 			return fmt.Errorf("migration to version %d: %w", v+1, err)
+		}
+		if hook := migrationHooks[v+1]; hook != nil {
+			if err := hook(ctx, tx); err != nil {
+				return fmt.Errorf("migration to version %d: %w", v+1, err)
+			}
 		}
 		if _, err := tx.ExecContext(ctx, `INSERT INTO schema_migrations (version, applied_at) VALUES (?, ?)`,
 			v+1, time.Now().UTC().Format(time.RFC3339Nano)); err != nil {

@@ -96,7 +96,7 @@ func TestIngestSparseStream(t *testing.T) {
 	// lastRetained) reads the last τ retained inserts back from the log:
 	// they are the sparse stream's, densified. (This learner has no radius,
 	// so Release itself refuses a noised release.)
-	rep, err := s.Forget([]int64{10}, ForgetOptions{MaxReplay: 1, Intervention: "noop"})
+	rep, err := s.Forget([]int64{10}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "noop"})
 	require.NoError(t, err)
 	require.Equal(t, PathApproximate, rep.Path)
 	got, err := s.lastRetained(context.Background(), s.db, cfg.Memory)

@@ -45,6 +45,14 @@ type Status struct {
 	// requests.
 	NeedsNoise bool
 	Pending    []Request
+	// Damage, if not empty, says what is wrong with the store: a state or
+	// configuration that fails its checksum or does not decode
+	// (*CorruptError's text). Status is then all that runs, with Resolve
+	// (which rebuilds a damaged state); Check finds everything else.
+	Damage string
+	// Policy is the store's resolution policy, and Due what it says now.
+	Policy ResolvePolicy
+	Due    Due
 	// Bytes is the total size of the files in the store directory.
 	Bytes int64
 	// LogBytes, CheckpointBytes, StateBytes and ReleaseBytes are the bytes
@@ -79,6 +87,23 @@ type Request struct {
 	// nil for a request served before schema version 4, which recorded only
 	// the count.
 	ErasedReleases []ErasedRelease
+	// Noised reports an approximate request served from schema version 6
+	// on: the store kept only the noised output of its intervention, the
+	// certified release Release (0 once a later forget erased it), with
+	// its certificate's α (AlphaSource "derived" or "diameter"), σ, ε, δ
+	// and the ages it discloses (DisclosedAges). An approximate request
+	// that is not Noised left the deleted data's influence un-noised in the
+	// state until it is resolved.
+	Noised        bool
+	Release       int64
+	AlphaSource   string
+	Alpha, Sigma  float64
+	Epsilon       float64
+	Delta         float64
+	DisclosedAges []int
+	// Head is the log head when the request was served (0 before schema
+	// version 6).
+	Head int64
 }
 
 // Status returns a summary of the store.
@@ -92,8 +117,13 @@ func (s *Store) Status() (Status, error) {
 	// One read transaction: the counts, the head and the state are of one
 	// commit (another process may commit between two autocommit queries).
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
-		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, T: s.state.T(), NeedsNoise: !s.exact}
-		st.Progress, st.HasProgress = s.state.Progress()
+		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, NeedsNoise: !s.exact, Policy: s.policy}
+		if err := s.usable(); err != nil {
+			st.Damage = err.Error()
+		} else {
+			st.T = s.state.T()
+			st.Progress, st.HasProgress = s.state.Progress()
+		}
 		var err error
 		if st.SchemaVersion, err = schemaVersion(ctx, tx); err != nil {
 			return err
@@ -127,7 +157,10 @@ func (s *Store) Status() (Status, error) {
 				return err
 			}
 		}
-		st.Pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`)
+		if st.Pending, err = s.requests(ctx, tx, `WHERE needs_noise = 1 AND resolved_by IS NULL`); err != nil {
+			return err
+		}
+		st.Due, err = s.due(ctx, tx, time.Now())
 		return err
 	})
 	if err != nil {
@@ -157,7 +190,9 @@ func (s *Store) Requests() ([]Request, error) {
 
 func (s *Store) requests(ctx context.Context, q querier, where string) ([]Request, error) {
 	rows, err := q.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
-		intervention, ages, u_size, needs_noise, resolved_by, releases_erased, erased_releases FROM forget_requests `+where+` ORDER BY request`)
+		intervention, ages, u_size, needs_noise, resolved_by, releases_erased, erased_releases,
+		noised, CASE WHEN EXISTS (SELECT 1 FROM releases k WHERE k.release = forget_requests.release) THEN release ELSE 0 END, COALESCE(alpha_source, ''), COALESCE(alpha, 0), COALESCE(sigma, 0), COALESCE(epsilon, 0), COALESCE(delta, 0),
+		disclosed_ages, COALESCE(head, 0) FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err
 	}
@@ -167,12 +202,18 @@ func (s *Store) requests(ctx context.Context, q querier, where string) ([]Reques
 		var r Request
 		var tm, ids, path string
 		var wall int64
-		var interv, ages, erased sql.NullString
+		var interv, ages, erased, disclosed sql.NullString
 		var resolved sql.NullInt64
 		var nn int
 		if err := rows.Scan(&r.Request, &tm, &ids, &path, &r.Reason, &r.FromSeq, &r.EventsReplayed, &wall,
-			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased, &erased); err != nil {
+			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased, &erased,
+			&r.Noised, &r.Release, &r.AlphaSource, &r.Alpha, &r.Sigma, &r.Epsilon, &r.Delta, &disclosed, &r.Head); err != nil {
 			return nil, err
+		}
+		if disclosed.Valid {
+			if err := json.Unmarshal([]byte(disclosed.String), &r.DisclosedAges); err != nil {
+				return nil, fmt.Errorf("%w: request %d: disclosed_ages: %w", ErrSchema, r.Request, err)
+			}
 		}
 		r.Time, _ = time.Parse(time.RFC3339Nano, tm)
 		if err := json.Unmarshal([]byte(ids), &r.IDs); err != nil {
@@ -210,6 +251,9 @@ func (s *Store) Export(w io.Writer) error {
 	if err := s.readTx(context.Background(), nil); err != nil {
 		return err
 	}
+	if err := s.usable(); err != nil {
+		return err
+	}
 	return olbfgs.WriteSnapshot(w, s.state, s.hdr)
 }
 
@@ -239,15 +283,16 @@ func (s *Store) counterfactual(ctx context.Context) (*olbfgs.Learner, error) {
 	if err := s.refresh(ctx, tx); err != nil {
 		return nil, err
 	}
-	if s.exact {
+	if err := s.usable(); err == nil && s.exact {
 		return s.state.Clone(), nil
+	} else if s.cfgDamage != nil {
+		return nil, s.cfgDamage
 	}
 	var c int64
-	var snap []byte
-	if err := tx.QueryRow(`SELECT seq, snapshot FROM checkpoints WHERE exact = 1 ORDER BY seq DESC LIMIT 1`).Scan(&c, &snap); err != nil {
-		return nil, fmt.Errorf("%w: no exact checkpoint: %w", ErrInconsistent, err)
+	if err := tx.QueryRow(`SELECT seq FROM checkpoints WHERE exact = 1 ORDER BY seq DESC LIMIT 1`).Scan(&c); err != nil {
+		return nil, corrupt("the checkpoints", "no exact checkpoint: %v", err)
 	}
-	l, err := s.decodeState(snap)
+	l, _, err := s.readCheckpoint(ctx, tx, c)
 	if err != nil {
 		return nil, err
 	}

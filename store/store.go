@@ -37,6 +37,9 @@ type Config struct {
 	// whose sequence number is a multiple of K. If 0, it defaults to
 	// DefaultCheckpointEvery.
 	CheckpointEvery int
+	// Resolve is the resolution policy (ResolvePolicy; SetResolvePolicy
+	// changes it later). The zero value resolves nothing on its own.
+	Resolve ResolvePolicy
 }
 
 // Store is a live o-LBFGS learner on disk: its event log, periodic
@@ -61,6 +64,20 @@ type Store struct {
 	head   int64 // the largest seq ever assigned (never reused)
 	state  *olbfgs.Learner
 	exact  bool
+
+	// damage is set when the state row fails its sum or does not decode
+	// (state is then nil): the store opens, Status says what is wrong,
+	// Resolve rebuilds the state from a checkpoint and the log, and every
+	// other method that needs the state refuses with it. cfgDamage is set
+	// when the configuration's sum fails: nothing but Status runs.
+	damage    *CorruptError
+	cfgDamage *CorruptError
+	policy    ResolvePolicy
+
+	// skipCheck (tests only) skips the cheap check's scans on this handle;
+	// the state is still re-read. TestReleaseHeadRace probes a race between
+	// two handles that the check's read of the whole file would only slow.
+	skipCheck bool
 }
 
 // Create makes a new store in dir (created if missing, mode 0700) for the
@@ -73,6 +90,9 @@ func Create(dir string, c Config) (*Store, error) {
 	}
 	if c.CheckpointEvery < 1 {
 		return nil, &OptionError{Option: "CheckpointEvery", Value: c.CheckpointEvery, Want: "must be at least 1"}
+	}
+	if err := c.Resolve.validate(); err != nil {
+		return nil, err
 	}
 	loss, err := c.Header.Loss()
 	if err != nil {
@@ -101,7 +121,7 @@ func Create(dir string, c Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, dir: dir, hdr: c.Header, hraw: hraw, loss: loss, cfg: c.Learner, k: int64(c.CheckpointEvery), state: l, exact: true}
+	s := &Store{db: db, dir: dir, hdr: c.Header, hraw: hraw, loss: loss, cfg: c.Learner, k: int64(c.CheckpointEvery), state: l, exact: true, policy: c.Resolve}
 	if err := s.initialize(); err != nil {
 		db.Close()
 		return nil, err
@@ -150,23 +170,26 @@ func (s *Store) initialize() error {
 	if err != nil {
 		return err
 	}
+	meta := map[string]string{
+		"header":           string(s.hraw),
+		"learner":          string(lj),
+		"checkpoint_every": strconv.FormatInt(s.k, 10),
+		"head":             "0",
+		"generation":       "0",
+		"created":          now(),
+	}
+	s.policy.meta(meta)
+	meta["config_sha256"] = fmt.Sprintf("%x", sumConfig(meta))
 	return s.inTx(ctx, func(tx *sql.Tx) error {
-		for _, kv := range [][2]string{
-			{"header", string(s.hraw)},
-			{"learner", string(lj)},
-			{"checkpoint_every", strconv.FormatInt(s.k, 10)},
-			{"head", "0"},
-			{"generation", "0"},
-			{"created", now()},
-		} {
-			if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, kv[0], kv[1]); err != nil {
+		for k, v := range meta {
+			if _, err := tx.Exec(`INSERT INTO meta (key, value) VALUES (?, ?)`, k, v); err != nil {
 				return err
 			}
 		}
-		if _, err := tx.Exec(`INSERT INTO checkpoints (seq, exact, t, origin, created, snapshot) VALUES (0, 1, 0, 'init', ?, ?)`, now(), snap); err != nil {
+		if err := writeCheckpoint(tx, 0, true, 0, "init", snap); err != nil {
 			return err
 		}
-		_, err := tx.Exec(`INSERT INTO state (one, exact, snapshot) VALUES (1, 1, ?)`, snap)
+		_, err := tx.Exec(`INSERT INTO state (one, exact, snapshot, sha256) VALUES (1, 1, ?, ?)`, snap, sumState(true, 0, snap))
 		return err
 	})
 }
@@ -227,20 +250,8 @@ func (s *Store) load() error {
 	if err := migrate(ctx, s.db); err != nil {
 		return err
 	}
-	meta := map[string]string{}
-	rows, err := s.db.QueryContext(ctx, `SELECT key, value FROM meta`)
+	meta, err := readMeta(ctx, s.db)
 	if err != nil {
-		return fmt.Errorf("%w: %w", ErrSchema, err)
-	}
-	for rows.Next() {
-		var k, v string
-		if err := rows.Scan(&k, &v); err != nil {
-			rows.Close()
-			return err
-		}
-		meta[k] = v
-	}
-	if err := rows.Close(); err != nil {
 		return err
 	}
 	for _, k := range []string{"header", "learner", "checkpoint_every", "head", "generation"} {
@@ -265,6 +276,14 @@ func (s *Store) load() error {
 	}
 	if s.k, err = strconv.ParseInt(meta["checkpoint_every"], 10, 64); err != nil || s.k < 1 {
 		return fmt.Errorf("%w: meta \"checkpoint_every\" = %q", ErrSchema, meta["checkpoint_every"])
+	}
+	if s.policy, err = policyFromMeta(meta); err != nil {
+		return err
+	}
+	// A configuration that parses but fails its sum opens (Status says
+	// so) and refuses every other use.
+	if err := checkConfigSum(meta); err != nil {
+		s.cfgDamage = err.(*CorruptError)
 	}
 	if err := s.reload(ctx); err != nil {
 		return err
@@ -348,15 +367,41 @@ func (s *Store) reloadFrom(ctx context.Context, q querier) error {
 	if s.head, err = metaInt(ctx, q, "head"); err != nil {
 		return err
 	}
-	var snap []byte
+	s.state, s.damage = nil, nil
+	var snap, sum []byte
 	var exact int
-	if err := q.QueryRowContext(ctx, `SELECT exact, snapshot FROM state WHERE one = 1`).Scan(&exact, &snap); err != nil {
-		return fmt.Errorf("%w: state: %w", ErrSchema, err)
+	err = q.QueryRowContext(ctx, `SELECT exact, snapshot, sha256 FROM state WHERE one = 1`).Scan(&exact, &snap, &sum)
+	if errors.Is(err, sql.ErrNoRows) {
+		s.damage = &CorruptError{Where: "the state", Why: "the row is missing"}
+		return nil
 	}
-	if s.state, err = s.decodeState(snap); err != nil {
-		return fmt.Errorf("%w: state: %w", ErrSchema, err)
+	if err != nil {
+		return fmt.Errorf("store: reading the state: %w", err)
 	}
 	s.exact = exact == 1
+	if !sameSum(sum, sumState(s.exact, s.head, snap)) {
+		s.damage = &CorruptError{Where: "the state", Why: "its checksum does not match its content and the log head"}
+		return nil
+	}
+	l, err := s.decodeState(snap)
+	if err != nil {
+		// The decoder's message may hold a value of the state (its ‖w‖),
+		// which may depend on deleted data: it is not repeated.
+		s.damage = &CorruptError{Where: "the state", Why: "it does not decode as a learner state of this store (for example w outside the learner's radius)"}
+		return nil
+	}
+	s.state = l
+	return nil
+}
+
+// usable returns the damage that keeps the store from being used, if any.
+func (s *Store) usable() error {
+	if s.cfgDamage != nil {
+		return s.cfgDamage
+	}
+	if s.damage != nil {
+		return s.damage
+	}
 	return nil
 }
 
@@ -395,6 +440,9 @@ func (s *Store) State() (*olbfgs.Learner, error) {
 		return nil, ErrClosed
 	}
 	if err := s.readTx(context.Background(), nil); err != nil {
+		return nil, err
+	}
+	if err := s.usable(); err != nil {
 		return nil, err
 	}
 	return s.state.Clone(), nil
@@ -491,14 +539,55 @@ func setHead(tx *sql.Tx, head int64) error {
 }
 
 func writeCheckpoint(tx *sql.Tx, seq int64, exact bool, t int, origin string, snap []byte) error {
-	_, err := tx.Exec(`INSERT OR REPLACE INTO checkpoints (seq, exact, t, origin, created, snapshot) VALUES (?, ?, ?, ?, ?, ?)`,
-		seq, b2i(exact), t, origin, now(), snap)
+	_, err := tx.Exec(`INSERT OR REPLACE INTO checkpoints (seq, exact, t, origin, created, snapshot, sha256) VALUES (?, ?, ?, ?, ?, ?, ?)`,
+		seq, b2i(exact), t, origin, now(), snap, sumCheckpoint(seq, exact, t, origin, snap))
 	return err
 }
 
-func writeState(tx *sql.Tx, exact bool, snap []byte) error {
-	_, err := tx.Exec(`UPDATE state SET exact = ?, snapshot = ? WHERE one = 1`, b2i(exact), snap)
+// writeState stores the state after the event at seq head (the log head
+// the same transaction leaves in meta).
+func writeState(tx *sql.Tx, exact bool, head int64, snap []byte) error {
+	_, err := tx.Exec(`UPDATE state SET exact = ?, snapshot = ?, sha256 = ? WHERE one = 1`, b2i(exact), snap, sumState(exact, head, snap))
 	return err
+}
+
+// ckptRow is a checkpoints row as stored.
+type ckptRow struct {
+	seq    int64
+	exact  bool
+	t      int
+	origin string
+	snap   []byte
+	sum    []byte
+}
+
+// check verifies the row's sum.
+func (r *ckptRow) check() error {
+	if !sameSum(r.sum, sumCheckpoint(r.seq, r.exact, r.t, r.origin, r.snap)) {
+		return corrupt(fmt.Sprintf("checkpoint at seq %d", r.seq), "its checksum does not match its content")
+	}
+	return nil
+}
+
+// readCheckpoint reads the checkpoint at seq, verifies its sum and decodes
+// it.
+func (s *Store) readCheckpoint(ctx context.Context, q querier, seq int64) (*olbfgs.Learner, ckptRow, error) {
+	r := ckptRow{seq: seq}
+	err := q.QueryRowContext(ctx, `SELECT exact, t, origin, snapshot, sha256 FROM checkpoints WHERE seq = ?`, seq).Scan(&r.exact, &r.t, &r.origin, &r.snap, &r.sum)
+	if err != nil {
+		return nil, r, fmt.Errorf("store: checkpoint at seq %d: %w", seq, err)
+	}
+	if err := r.check(); err != nil {
+		return nil, r, err
+	}
+	l, err := s.decodeState(r.snap)
+	if err != nil {
+		return nil, r, corrupt(fmt.Sprintf("checkpoint at seq %d", seq), "it does not decode as a learner state of this store")
+	}
+	if l.T() != r.t {
+		return nil, r, corrupt(fmt.Sprintf("checkpoint at seq %d", seq), "its event count differs from its row's")
+	}
+	return l, r, nil
 }
 
 func b2i(b bool) int {

@@ -66,12 +66,18 @@ func (s *Store) CreateToken(name string, scopes []string) (string, Token, error)
 		return "", Token{}, ErrClosed
 	}
 	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
-		res, err := tx.Exec(`INSERT INTO tokens (name, hash, scopes, created) VALUES (?, ?, ?, ?)`,
-			t.Name, t.Hash[:], strings.Join(t.Scopes, ","), t.Created.Format(time.RFC3339Nano))
+		r := tokenRecord{name: t.Name, hash: t.Hash[:], scopes: strings.Join(t.Scopes, ","), created: t.Created.Format(time.RFC3339Nano)}
+		// The sum covers the token's number, known once the row is in.
+		res, err := tx.Exec(`INSERT INTO tokens (name, hash, scopes, created, sha256) VALUES (?, ?, ?, ?, zeroblob(32))`,
+			r.name, r.hash, r.scopes, r.created)
 		if err != nil {
 			return err
 		}
-		t.ID, err = res.LastInsertId()
+		if r.id, err = res.LastInsertId(); err != nil {
+			return err
+		}
+		t.ID = r.id
+		_, err = tx.Exec(`UPDATE tokens SET sha256 = ? WHERE token = ?`, sumToken(&r), r.id)
 		return err
 	})
 	if err != nil {
@@ -101,20 +107,26 @@ func (s *Store) RevokeToken(id int64) (Token, error) {
 	}
 	var out Token
 	err := s.inTx(context.Background(), func(tx *sql.Tx) error {
-		if _, err := tx.Exec(`UPDATE tokens SET revoked = ? WHERE token = ? AND revoked IS NULL`, now(), id); err != nil {
-			return err
-		}
-		all, err := tokenRows(context.Background(), tx)
+		recs, err := tokenRecords(context.Background(), tx, `WHERE token = ?`, id)
 		if err != nil {
 			return err
 		}
-		for _, t := range all {
-			if t.ID == id {
-				out = t
-				return nil
+		if len(recs) == 0 {
+			return fmt.Errorf("%w: token %d", ErrUnknownToken, id)
+		}
+		r := recs[0]
+		if _, err := r.token(); err != nil { // a damaged row is not re-summed
+			return err
+		}
+		if !r.revoked.Valid {
+			r.revoked = sql.NullString{String: now(), Valid: true}
+			r.sum = sumToken(&r)
+			if _, err := tx.Exec(`UPDATE tokens SET revoked = ?, sha256 = ? WHERE token = ?`, r.revoked, r.sum, id); err != nil {
+				return err
 			}
 		}
-		return fmt.Errorf("%w: token %d", ErrUnknownToken, id)
+		out, err = r.token()
+		return err
 	})
 	if err != nil {
 		return Token{}, fmt.Errorf("store: revoke: %w", err)
@@ -122,35 +134,74 @@ func (s *Store) RevokeToken(id int64) (Token, error) {
 	return out, nil
 }
 
+// tokenRecord is a tokens row as stored (the columns its sum covers).
+type tokenRecord struct {
+	id              int64
+	name            string
+	hash            []byte
+	scopes, created string
+	revoked         sql.NullString
+	sum             []byte
+}
+
+// tokenRows reads every token, each verified against its sum: a damaged
+// row is a *CorruptError, and no token is read (a changed scope or a
+// cleared revocation must not grant access).
 func tokenRows(ctx context.Context, q querier) ([]Token, error) {
-	rows, err := q.QueryContext(ctx, `SELECT token, name, hash, scopes, created, revoked FROM tokens ORDER BY token`)
+	recs, err := tokenRecords(ctx, q, "")
+	if err != nil {
+		return nil, err
+	}
+	out := make([]Token, len(recs))
+	for i := range recs {
+		if out[i], err = recs[i].token(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func tokenRecords(ctx context.Context, q querier, where string, args ...any) ([]tokenRecord, error) {
+	rows, err := q.QueryContext(ctx, `SELECT token, name, hash, scopes, created, revoked, sha256 FROM tokens `+where+` ORDER BY token`, args...)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
-	var out []Token
+	var out []tokenRecord
 	for rows.Next() {
-		var t Token
-		var hash []byte
-		var scopes, created string
-		var revoked sql.NullString
-		if err := rows.Scan(&t.ID, &t.Name, &hash, &scopes, &created, &revoked); err != nil {
+		var r tokenRecord
+		if err := rows.Scan(&r.id, &r.name, &r.hash, &r.scopes, &r.created, &r.revoked, &r.sum); err != nil {
 			return nil, err
 		}
-		if len(hash) != sha256.Size {
-			return nil, fmt.Errorf("%w: token %d: hash of %d bytes", ErrInconsistent, t.ID, len(hash))
-		}
-		copy(t.Hash[:], hash)
-		t.Scopes = strings.Split(scopes, ",")
-		if t.Created, err = time.Parse(time.RFC3339Nano, created); err != nil {
-			return nil, fmt.Errorf("%w: token %d: created: %w", ErrInconsistent, t.ID, err)
-		}
-		if revoked.Valid {
-			if t.Revoked, err = time.Parse(time.RFC3339Nano, revoked.String); err != nil {
-				return nil, fmt.Errorf("%w: token %d: revoked: %w", ErrInconsistent, t.ID, err)
-			}
-		}
-		out = append(out, t)
+		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// token checks r's sum and fields and returns the token.
+func (r *tokenRecord) token() (Token, error) {
+	where := fmt.Sprintf("token %d", r.id)
+	if !sameSum(r.sum, sumToken(r)) {
+		return Token{}, corrupt(where, "its checksum does not match its content")
+	}
+	t := Token{ID: r.id, Name: r.name, Scopes: strings.Split(r.scopes, ",")}
+	if len(r.hash) != sha256.Size {
+		return Token{}, corrupt(where, "a hash of %d bytes", len(r.hash))
+	}
+	copy(t.Hash[:], r.hash)
+	for _, sc := range t.Scopes {
+		if sc == "" || strings.Trim(sc, "abcdefghijklmnopqrstuvwxyz") != "" {
+			return Token{}, corrupt(where, "a scope that is not a word of lower-case letters")
+		}
+	}
+	var err error
+	if t.Created, err = time.Parse(time.RFC3339Nano, r.created); err != nil {
+		return Token{}, corrupt(where, "created: %v", err)
+	}
+	if r.revoked.Valid {
+		if t.Revoked, err = time.Parse(time.RFC3339Nano, r.revoked.String); err != nil {
+			return Token{}, corrupt(where, "revoked: %v", err)
+		}
+	}
+	return t, nil
 }

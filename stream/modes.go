@@ -126,10 +126,10 @@ type ChooseOptions struct {
 // ErrNonFinite for a bad W or candidate payload.
 func ChooseDeletions(prefix []Event, mode Mode, count int, o ChooseOptions) ([]int64, error) {
 	if mode < Recent || mode > HighGradient {
-		return nil, fmt.Errorf("stream: ChooseDeletions: invalid mode %v: %w", mode, ErrInvalidValue)
+		return nil, fmt.Errorf("stream: choosing deletions: invalid mode %v: %w", mode, ErrInvalidValue)
 	}
 	if count < 1 {
-		return nil, fmt.Errorf("stream: ChooseDeletions: count = %d must be at least 1: %w", count, ErrInvalidValue)
+		return nil, fmt.Errorf("stream: choosing deletions: count = %d must be at least 1: %w", count, ErrInvalidValue)
 	}
 	deleted := DeletedIDs(prefix)
 	var cand []Event
@@ -140,7 +140,7 @@ func ChooseDeletions(prefix []Event, mode Mode, count int, o ChooseOptions) ([]i
 	}
 	n := len(cand)
 	if count > n {
-		return nil, fmt.Errorf("stream: ChooseDeletions: count = %d exceeds the %d undeleted inserts of the prefix: %w",
+		return nil, fmt.Errorf("stream: choosing deletions: count = %d exceeds the %d undeleted inserts of the prefix: %w",
 			count, n, ErrInvalidValue)
 	}
 	var chosen []Event
@@ -174,15 +174,15 @@ func ChooseDeletions(prefix []Event, mode Mode, count int, o ChooseOptions) ([]i
 // norm at o.W, ties broken by smaller id.
 func highestGradients(cand []Event, count int, o ChooseOptions) ([]Event, error) {
 	if o.Loss == nil || o.W == nil {
-		return nil, fmt.Errorf("stream: ChooseDeletions: high-gradient mode needs Loss and W: %w", ErrInvalidValue)
+		return nil, fmt.Errorf("stream: choosing deletions: high-gradient mode needs Loss and W: %w", ErrInvalidValue)
 	}
 	d := o.Loss.Dim()
 	if len(o.W) != d {
-		return nil, fmt.Errorf("stream: ChooseDeletions: len(W) = %d, want d = %d: %w", len(o.W), d, ErrDimension)
+		return nil, fmt.Errorf("stream: choosing deletions: len(W) = %d, want d = %d: %w", len(o.W), d, ErrDimension)
 	}
 	for i, v := range o.W {
 		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return nil, fmt.Errorf("stream: ChooseDeletions: W[%d] = %v: %w", i, v, ErrNonFinite)
+			return nil, fmt.Errorf("stream: choosing deletions: W[%d] = %v: %w", i, v, ErrNonFinite)
 		}
 	}
 	type scored struct {
@@ -193,7 +193,7 @@ func highestGradients(cand []Event, count int, o ChooseOptions) ([]Event, error)
 	g := make([]float64, d)
 	for i, e := range cand {
 		if field, err := o.Loss.CheckSample(e.Sample); err != nil {
-			return nil, fmt.Errorf("stream: ChooseDeletions: insert id %d, field %q: %w", e.ID, field, err)
+			return nil, fmt.Errorf("stream: choosing deletions: insert id %d, field %q: %w", e.ID, field, err)
 		}
 		o.Loss.Grad(g, o.W, e.Sample)
 		s[i] = scored{e, floats.Norm(g, 2)}

@@ -278,7 +278,7 @@ func certifyFlagError(err error) error {
 	if !ok {
 		return err
 	}
-	return flagError(flag, "%v", se.Err)
+	return usageError{fmt.Errorf("--%s: %w", flag, se.Err)}
 }
 
 // readSnapshot reads a state snapshot file.

@@ -167,11 +167,7 @@ func dataOptionError(err error) error {
 	if !errors.As(err, &oe) {
 		return err
 	}
-	flag := map[string]string{
-		"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
-		"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
-		"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines", "NoHeader": "no-header", "Sparse": "sparse",
-	}[oe.Field]
+	flag := fieldFlags[oe.Field]
 	if flag == "" {
 		return err
 	}

@@ -177,10 +177,22 @@ func TestIngestData(t *testing.T) {
 	require.Equal(t, []int64{1, 2}, ids, "the store keeps the string ids")
 	require.NoError(t, s.Close())
 
-	// Same ids again: refused at the first data row (line 2), nothing added.
-	_, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0]}, c[1:]...)...)
+	// The same file again: a resumed ingest, every row already in the log
+	// byte for byte, nothing added.
+	o, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", c[0]}, c[1:]...)...)
+	require.NoError(t, err, o)
+	require.Contains(t, o, "0 events in 0 transactions")
+	require.Contains(t, o, "skipped 40 events already in the log")
+	// Same ids, other rows: refused at the first data row (line 2), naming
+	// the id, nothing added.
+	other := filepath.Join(dir, "other.csv")
+	lines := strings.Split(string(readFile(t, c[0])), "\n")
+	lines[1] = "p0,3.999,3.999,3.999,1" // 3.999 is no value dataFiles writes (multiples of 1/250)
+	require.NoError(t, os.WriteFile(other, []byte(strings.Join(lines, "\n")), 0o644))
+	_, err = runCLI(t, append([]string{"ingest", "--store", model, "--data", other}, c[1:]...)...)
 	require.ErrorIs(t, err, store.ErrEvent)
-	require.ErrorContains(t, err, "--data "+c[0]+": line 2 (id 1)")
+	require.ErrorContains(t, err, "--data "+other+": line 2 (id 1)")
+	require.ErrorContains(t, err, "with a different payload")
 	require.ErrorContains(t, err, "--id-offset")
 
 	// New ids, same keys: refused at the first row, naming the key.

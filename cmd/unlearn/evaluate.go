@@ -21,6 +21,7 @@ func init() { register(newEvaluateCmd) }
 
 func newEvaluateCmd() *cobra.Command {
 	var dir, data, in, stateFile string
+	var operatorOnly bool
 	var releaseFiles []string
 	var df dataFlags
 	var asJSON, force bool
@@ -50,7 +51,15 @@ same as one JSON document (unlearn-evaluation/v1, docs/schemas). The accuracy is
 
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
-unless an approximate forget left forgotten samples' influence in it. With
+unless an approximate forget is pending. The state of a pending approximate
+request is its noised, certified release continued on retained data, so its
+figures depend on the deleted samples only through that release; the line
+says so. A store with an approximate request from before schema 6 keeps
+the deleted samples' influence un-noised: its loss and ‖w‖ depend on
+deleted data, and evaluate refuses unless --operator-only (output for the
+operator, never to publish; 'unlearn forget --resolve' removes the
+influence). Like every output of the store's state, the table is for the
+operator: publish only certified releases. With
 --state it evaluates a snapshot (from 'unlearn train' or 'unlearn export').
 --release FILE (repeatable) adds a release (from 'unlearn release' or 'unlearn
 certify'): what its noise costs beside the other models. A release is
@@ -124,7 +133,7 @@ from before --data read data sets keep working.`,
 				}
 				models = append(models, m)
 			case dir != "":
-				ms, err := storeModels(dir, true)
+				ms, err := storeModels(dir, true, func(s *store.Store) (string, error) { return currentLabel(cmd, s, operatorOnly) })
 				if err != nil {
 					return err
 				}
@@ -168,6 +177,7 @@ from before --data read data sets keep working.`,
 	f.StringVar(&in, "stream", "", "held-out stream file (JSON Lines, spec §1.1)")
 	f.BoolVar(&asJSON, "json", false, "write the evaluation as JSON (format unlearn-evaluation/v1) instead of a table")
 	f.BoolVar(&force, "force-features", false, forceFeaturesHelp)
+	f.BoolVar(&operatorOnly, "operator-only", false, "with --store: print the figures of a state that holds deleted samples' influence un-noised (an approximate request from before schema 6 is pending), for the operator alone")
 	df.keys = "string ids are mapped to row numbers; no mapping is written"
 	df.lossFrom = "the model's"
 	df.add(f, 0)
@@ -432,4 +442,30 @@ func confusionTable(name string, ev model.Evaluation) string {
 		fmt.Fprintf(&b, "%10s\n", recall)
 	}
 	return b.String()
+}
+
+// currentLabel is the name of the store's current state in evaluate's
+// table. A state that holds deleted samples' influence un-noised (an
+// approximate request from before schema 6) is refused unless
+// operatorOnly, and then labelled and announced as operator-only output.
+func currentLabel(cmd *cobra.Command, s *store.Store, operatorOnly bool) (string, error) {
+	st, err := s.Status()
+	if err != nil {
+		return "", err
+	}
+	label := "current state"
+	for _, r := range st.Pending {
+		if !r.Noised {
+			if !operatorOnly {
+				return "", flagError("store", "approximate request %d (served before schema 6) is pending: the state holds the deleted samples' influence un-noised, so its loss and ‖w‖ depend on deleted data; resolve it ('unlearn forget --store %s --resolve') or pass --operator-only to print them for the operator alone", r.Request, s.Dir())
+			}
+			fmt.Fprintf(cmd.ErrOrStderr(), "OPERATOR ONLY: the current state holds deleted samples' influence un-noised (request %d); its loss, accuracy and ‖w‖ depend on deleted data: never publish them\n", r.Request)
+			return "current state (OPERATOR ONLY)", nil
+		}
+		label = "current state (noised)"
+	}
+	if label != "current state" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "the current state is the noised release of a pending approximate request continued on retained data: its figures depend on the deleted samples only through that certified release")
+	}
+	return label, nil
 }

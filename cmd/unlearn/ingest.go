@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -36,10 +37,27 @@ length), checks that its header defines the store's loss, appends its inserts to
 the store's log and trains the learner on them (one o-LBFGS step each), storing a
 checkpoint every K events.
 
-Every --batch events are one transaction: after a crash, reopening the store
-finds every batch that was reported committed. A failing event (a duplicate or
-forgotten id, a bad payload) rolls back its batch, and the error names its file
-and line; the batches before it stay.
+Every --batch events are one transaction, and each committed one is reported
+on standard error as it commits ("committed: 20000 events of FILE through
+line 20001, log head at seq 20000"): after a crash or Ctrl-C, every batch
+reported committed is in the store, and nothing else. Ctrl-C (or SIGTERM)
+stops at the next event: the batch in progress is rolled back and the
+command says what was committed. Rerunning the same command resumes: an
+event whose id the log already holds with the same payload bytes and the
+same key is skipped (counted as "already in the log"); one whose payload or
+key differs is refused, naming the id and the line; an event of a forgotten
+id is skipped and counted (a forgotten id is never ingested again). A
+failing event (a bad payload) rolls back its batch, and the error names its
+file and line; the batches before it stay.
+
+When the store has a resolution policy (init --resolve-after-events,
+--resolve-within), ingest applies it after the last batch: pending
+approximate requests that are due are resolved by exact replay, and ingest
+says so.
+
+Before it appends anything, ingest runs the store's cheap check (SQLite's
+quick_check, the checksums and the invariants; one read of the file) and
+refuses a damaged store.
 
 Delete events are refused: a deletion request is served by 'unlearn forget',
 which erases the data (a delete event would only mark the id).
@@ -127,8 +145,15 @@ refused inside the store directory.`,
 				return fmt.Errorf("the store's header: %w", err)
 			}
 			in := intoModel{whose: "the store's", contract: contract, kind: s.Header().Kind, byPosition: force}
+			// A damaged log is not appended to (an index on id that lost
+			// entries would let a duplicate id in).
+			if err := s.Verify(); err != nil {
+				return err
+			}
+			ctx, cancel := signalContext(cmd.Context())
+			defer cancel()
 			if data != "" {
-				return ingestData(cmd, s, in, data, mapping, &df, offset, batch)
+				return ingestData(ctx, cmd, s, in, data, mapping, &df, offset, batch)
 			}
 			for _, name := range files {
 				if err := notADataFile("", name); err != nil {
@@ -142,13 +167,12 @@ refused inside the store directory.`,
 					f.Close()
 					return err
 				}
-				res, err := s.Ingest(f, store.IngestOptions{BatchSize: batch})
+				res, err := s.Ingest(ctxReader{ctx, f}, ingestOptions(cmd, name, batch))
 				f.Close()
 				if err != nil {
-					return fmt.Errorf("%s: %w", name, err)
+					return ingestError(ctx, name, res, err)
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
-					name, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
+				printIngested(cmd, name, res)
 			}
 			return printStoreProgress(cmd, s)
 		},
@@ -180,9 +204,67 @@ func checkStreamContract(cmd *cobra.Command, in intoModel, f *os.File, name stri
 	return err
 }
 
+// ingestOptions are ingest's store options for the file name: resumable,
+// each committed batch reported on standard error.
+func ingestOptions(cmd *cobra.Command, name string, batch int) store.IngestOptions {
+	return store.IngestOptions{BatchSize: batch, SkipIdentical: true, OnCommit: func(r store.IngestResult) {
+		where := ""
+		if r.LastLine > 0 {
+			where = fmt.Sprintf(" through line %d", r.LastLine)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "committed: %s of %s%s, log head at seq %d\n", plural(r.Events, "event", "events"), name, where, r.Head)
+	}}
+}
+
+// printIngested reports a file's ingest.
+func printIngested(cmd *cobra.Command, name string, res store.IngestResult) {
+	out := cmd.OutOrStdout()
+	fmt.Fprintf(out, "%s: %s in %s, %s; log head at seq %d\n",
+		name, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
+	if res.Skipped > 0 {
+		fmt.Fprintf(out, "%s: skipped %s already in the log, byte for byte (a resumed ingest)\n", name, plural(res.Skipped, "event", "events"))
+	}
+	if res.SkippedForgotten > 0 {
+		fmt.Fprintf(out, "%s: skipped %s of forgotten ids (a forgotten id is never ingested again)\n", name, plural(res.SkippedForgotten, "event", "events"))
+	}
+	if r := res.Resolved; r != nil {
+		fmt.Fprintf(out, "resolution policy: request %d resolved pending approximate %s %s by exact replay of %d events (the state is exact again)\n",
+			r.Request, map[bool]string{true: "request", false: "requests"}[len(r.Resolved) == 1], joinInts(r.Resolved), r.EventsReplayed)
+	}
+}
+
+// ingestError says what was committed before an ingest failed or was
+// interrupted, and how to resume.
+func ingestError(ctx context.Context, name string, res store.IngestResult, err error) error {
+	if ctx.Err() != nil {
+		where := ""
+		if res.LastLine > 0 {
+			where = fmt.Sprintf(" through line %d", res.LastLine)
+		}
+		return fmt.Errorf("%s: interrupted: %s committed%s (log head at seq %d), the batch in progress rolled back; rerun the same command to resume (events already in the log are skipped)",
+			name, plural(res.Events, "event", "events"), where, res.Head)
+	}
+	return fmt.Errorf("%s: %w", name, err)
+}
+
+// ctxReader is an io.Reader that fails once ctx is cancelled, so that an
+// interrupted ingest stops at its next read (the batch in progress is
+// rolled back).
+type ctxReader struct {
+	ctx context.Context
+	r   io.Reader
+}
+
+func (c ctxReader) Read(p []byte) (int, error) {
+	if err := c.ctx.Err(); err != nil {
+		return 0, err
+	}
+	return c.r.Read(p)
+}
+
 // ingestData is ingest --data: the data file streamed into the store,
 // read as the store's contract says unless the flags say otherwise.
-func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping string, df *dataFlags, offset int64, batch int) error {
+func ingestData(ctx context.Context, cmd *cobra.Command, s *store.Store, in intoModel, path, mapping string, df *dataFlags, offset int64, batch int) error {
 	opts, err := df.options(cmd.Flags())
 	if err != nil {
 		return err
@@ -219,8 +301,8 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
 		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
 	}
-	src := &shiftedIDs{r: r, offset: offset, path: path}
-	res, err := s.IngestEvents(src, store.IngestOptions{BatchSize: batch})
+	src := &shiftedIDs{ctx: ctx, r: r, offset: offset, path: path}
+	res, err := s.IngestEvents(src, ingestOptions(cmd, path, batch))
 	if mapping != "" {
 		// A copy of the mapping of the committed rows (a prefix of the
 		// file order), outside the store's erasure.
@@ -232,6 +314,9 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 		if werr := writeMapping(cmd.ErrOrStderr(), mapping, m); werr != nil && err == nil {
 			err = werr
 		}
+	}
+	if err != nil && ctx.Err() != nil {
+		return ingestError(ctx, path, res, err)
 	}
 	if err != nil {
 		var pe *dataset.PosError
@@ -247,8 +332,7 @@ func ingestData(cmd *cobra.Command, s *store.Store, in intoModel, path, mapping 
 		return fmt.Errorf("--data %s: %w", path, err)
 	}
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
-	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s in %s, %s; log head at seq %d\n",
-		path, plural(res.Events, "event", "events"), plural(res.Batches, "transaction", "transactions"), plural(res.Checkpoints, "checkpoint", "checkpoints"), res.Head)
+	printIngested(cmd, path, res)
 	return printStoreProgress(cmd, s)
 }
 
@@ -289,12 +373,16 @@ func insideDir(dir, name string) bool {
 // shiftedIDs adds --id-offset to the ids of a data file's events; its
 // Line method gives the store's errors the file's line.
 type shiftedIDs struct {
+	ctx    context.Context // cancelled by Ctrl-C: Next fails, the batch rolls back
 	r      *dataset.Reader
 	offset int64
 	path   string
 }
 
 func (s *shiftedIDs) Next() (stream.Event, error) {
+	if err := s.ctx.Err(); err != nil {
+		return stream.Event{}, err
+	}
 	e, err := s.r.Next()
 	if err != nil {
 		return e, err

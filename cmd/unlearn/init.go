@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -20,6 +21,8 @@ func newInitCmd() *cobra.Command {
 	var (
 		dir, kind, headerFile, data string
 		d, every, k                 int
+		resolveAfter                int64
+		resolveWithin               time.Duration
 		df                          dataFlags
 		lf                          learnerFlags
 	)
@@ -60,7 +63,15 @@ flag overrides the profile.
 
 The checkpoint interval K trades storage (one full state every K events) against
 the cost of an exact forget (a replay of up to K events after the checkpoint
-before the oldest deleted sample, plus everything after it).`,
+before the oldest deleted sample, plus everything after it).
+
+--resolve-after-events N and --resolve-within DURATION (e.g. 24h) set the
+store's resolution policy: pending approximate requests (forget --max-replay)
+are resolved by exact replay once N events have been ingested since the
+oldest one, or once it is DURATION old; ingest applies the policy after its
+last batch, and a service can apply it on its own schedule
+(store.ResolutionDue, store.ResolveIfDue). Without them, a pending request
+stays until an exact forget or 'forget --resolve'.`,
 		Example: `  unlearn init --store model --data patients.csv --label outcome --id name --profile practitioner
   unlearn ingest --store model --data patients.csv --label outcome --id name
 
@@ -156,7 +167,14 @@ before the oldest deleted sample, plus everything after it).`,
 			if err := firstStepsError(cfg, h, fl.Changed, from); err != nil {
 				return err
 			}
-			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every})
+			if resolveAfter < 0 {
+				return flagError("resolve-after-events", "%d: must be non-negative (0: no event count)", resolveAfter)
+			}
+			if resolveWithin < 0 {
+				return flagError("resolve-within", "%s: must be non-negative (0: no deadline)", resolveWithin)
+			}
+			pol := store.ResolvePolicy{AfterEvents: resolveAfter, Within: resolveWithin}
+			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every, Resolve: pol})
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {
 					return flagError("store", "%v", err)
@@ -168,6 +186,9 @@ before the oldest deleted sample, plus everything after it).`,
 				dir, h.Kind, h.D, lambdaNote(h), cfg.Memory, cfg.StepSize, cfg.InitialScale, every)
 			fmt.Fprintln(cmd.OutOrStdout(), optionsSummary(cfg))
 			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
+			if !pol.IsZero() {
+				fmt.Fprintf(cmd.OutOrStdout(), "resolution policy: %s\n", policyWords(pol))
+			}
 			if data != "" && !fl.Changed("d") {
 				if f, err := dataset.DetectFormat(data, dataset.Options{Format: dataset.Format(df.format)}); err == nil && f == dataset.LIBSVM {
 					fmt.Fprintf(cmd.OutOrStdout(), "d = %d: the largest feature index in %s; the store's d is fixed now (give --d at init if later files may use larger indices)\n", h.D, data)
@@ -186,6 +207,8 @@ before the oldest deleted sample, plus everything after it).`,
 	f.IntVar(&d, "d", 0, "feature dimension d (--kind without --header; with --data, a LIBSVM file's d: 0 for its largest index)")
 	f.IntVar(&k, "k", 0, "number of classes K of --kind multinomial without --header or --data")
 	f.IntVar(&every, "checkpoint-every", store.DefaultCheckpointEvery, "checkpoint interval K in events")
+	f.Int64Var(&resolveAfter, "resolve-after-events", 0, "resolution policy: resolve pending approximate requests once this many events were ingested since the oldest (0: never on a count)")
+	f.DurationVar(&resolveWithin, "resolve-within", 0, "resolution policy: resolve pending approximate requests once the oldest is this old, e.g. 24h (0: no deadline)")
 	df.add(f, ownKindAndD) // --lambda is the data flags' (the same default, 0.05)
 	return cmd
 }

@@ -77,7 +77,7 @@ func TestForgetByKeys(t *testing.T) {
 	require.ErrorContains(t, err, `"nobody@example.com"`)
 
 	_, err = runCLI(t, "forget", "--store", model, "--keys", "user3@example.com,,x")
-	require.ErrorContains(t, err, "--keys: key 2 of 3 is empty")
+	require.ErrorContains(t, err, "--keys: line 1, key 2 is empty")
 
 	o, err = runCLI(t, "forget", "--store", model, "--keys", strings.Join(gone, ", "))
 	require.NoError(t, err, o)
@@ -112,5 +112,5 @@ func TestForgetByKeys(t *testing.T) {
 	require.ErrorContains(t, err, "--mapping: ")
 	require.ErrorContains(t, err, "inside the store directory")
 	_, err = runCLI(t, "forget", "--store", model)
-	require.ErrorContains(t, err, "--ids: required (or --keys, or --resolve)")
+	require.ErrorContains(t, err, "--ids: required (or --keys, --ids-from, --keys-from, or --resolve)")
 }

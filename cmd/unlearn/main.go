@@ -123,15 +123,7 @@ func configFlagError(err error) error {
 	if !errors.As(err, &ce) {
 		return err
 	}
-	flag := map[string]string{
-		"Dim": "d", "Memory": "tau", "StepSize": "eta",
-		"InitialScale": "gamma0", "CurvatureTol": "curvature-tol",
-		"Radius": "radius", "SampleBound": "sample-bound",
-		"PairAngle": "pair-angle", "PairMin": "pair-min", "PairMax": "pair-max",
-		"Intercept": "intercept", "RidgeIntercept": "ridge-intercept", "Standardize": "standardize",
-		"Average": "average", "AverageStart": "average-start", "AveragePower": "average-power", "Damping": "damping",
-		"StepDecay": "step-decay", "StepPower": "step-power", "Progress": "progress",
-	}[ce.Field]
+	flag := fieldFlags[ce.Field]
 	if flag == "" {
 		return err
 	}

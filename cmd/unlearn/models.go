@@ -11,6 +11,7 @@ import (
 	"unlearn/model"
 	"unlearn/olbfgs"
 	"unlearn/sign"
+	"unlearn/store"
 	"unlearn/stream"
 )
 
@@ -155,9 +156,11 @@ func snapshotModel(path string) (namedModel, error) {
 	return namedModel{name: path, l: l, hdr: h, contract: c}, nil
 }
 
-// storeModels returns a store's current state and, if want, its exact
-// counterfactual (the replay of the log without every forgotten sample).
-func storeModels(dir string, counterfactual bool) ([]namedModel, error) {
+// storeModels returns a store's current state and, if counterfactual, its
+// exact counterfactual (the replay of the log without every forgotten
+// sample). label, if not nil, names the current state (and may refuse
+// it); "current state" otherwise.
+func storeModels(dir string, counterfactual bool, label func(*store.Store) (string, error)) ([]namedModel, error) {
 	s, err := openStore(dir)
 	if err != nil {
 		return nil, err
@@ -168,11 +171,17 @@ func storeModels(dir string, counterfactual bool) ([]namedModel, error) {
 	if err != nil {
 		return nil, fmt.Errorf("the store's header: %w", err)
 	}
+	name := "current state"
+	if label != nil {
+		if name, err = label(s); err != nil {
+			return nil, err
+		}
+	}
 	cur, err := s.State()
 	if err != nil {
 		return nil, err
 	}
-	out := []namedModel{{name: "current state", l: cur, hdr: h, contract: c}}
+	out := []namedModel{{name: name, l: cur, hdr: h, contract: c}}
 	if !counterfactual {
 		return out, nil
 	}

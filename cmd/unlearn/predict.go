@@ -142,7 +142,7 @@ output.`,
 				m, err = snapshotModel(stateFile)
 			default:
 				var ms []namedModel
-				ms, err = storeModels(dir, false)
+				ms, err = storeModels(dir, false, nil)
 				if err == nil {
 					m = ms[0]
 				}

@@ -32,23 +32,16 @@ func newReleaseCmd() *cobra.Command {
 release (docs/theory.md §15) and writes the release (unlearn-release/v1) and its
 certificate (unlearn-certificate/v2):
 
-  exact     every forget so far was served by replay: the state is the
-            counterfactual bit for bit and is released as it is, memory
-            included, with α = 0 and no noise;
-  derived   one approximate forget (forget --max-replay) is pending: α is
-            derived from its public description (ages, the steps since, the
-            intervention's allowance) for a certifiable learner (init --radius,
-            --sample-bound, the pair guard; or --profile certifiable); several
-            pending forgets are derived together for a learner without
-            curvature memory (--profile certifiable: each request's ages, step
-            count and intervention). When that bound is not smaller than the
-            diameter (without the pair guard the recursion does not contract:
-            ρ ≥ 1), α is the diameter and the path is printed as "diameter",
-            with the reason and what to change;
-  diameter  several approximate forgets are pending on a learner with a
-            curvature memory, or the derived bound is not smaller: α is the
-            diameter 2W' of the learner's ball (W' its radius, init --radius),
-            which holds whatever produced the state.
+  exact     every forget so far was served by replay (or resolved): the
+            state is the counterfactual bit for bit and is released as it
+            is, memory included, with α = 0 and no noise;
+  diameter  an approximate forget is pending: the state is the noised,
+            certified release that forget made (kept in the store: 'unlearn
+            releases --get'; its α derived from the request's public
+            description when the learner allows it) continued on retained
+            data; a release of it is noised again with α the diameter 2W' of
+            the learner's ball (W' its radius, init --radius), which holds
+            whatever produced the state.
 
 After a noised release, the expected noise norm σ·√d is printed beside the
 radius W' that bounds every un-noised model (both public); a warning says

@@ -8,9 +8,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// The store's release from the command line: exact after an exact forget,
-// noised after an approximate one, signed, charged to the ledger, checked by
-// verify; a release over budget is refused and writes nothing.
+// The store's release from the command line: exact after an exact forget;
+// an approximate forget is itself a noised release, signed, charged to the
+// store's ledger and kept; a release while it is pending is noised again
+// (diameter), charged, checked by verify; a release over budget is refused
+// and writes nothing.
 func TestReleaseFromStore(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "l.jsonl")
@@ -25,7 +27,7 @@ func TestReleaseFromStore(t *testing.T) {
 	_, err = runCLI(t, "keygen", "--out", key)
 	require.NoError(t, err)
 	led := filepath.Join(st, "budget.ledger") // the store's own ledger: used by default
-	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.2", "--delta", "1e-5", "--key", key+".key")
+	_, err = runCLI(t, "budget", "--ledger", led, "--init", "--epsilon", "1.6", "--delta", "1e-5", "--key", key+".key")
 	require.NoError(t, err)
 	// Reading the ledger without a key says why the public key is needed.
 	_, err = runCLI(t, "budget", "--ledger", led)
@@ -33,7 +35,7 @@ func TestReleaseFromStore(t *testing.T) {
 	require.ErrorContains(t, err, "every entry is signed by the certifier's key")
 	out, err := runCLI(t, "budget", "--ledger", led, "--public-key", key+".pub")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "budget      ε = 1.2")
+	require.Contains(t, out, "budget      ε = 1.6")
 	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
 	release := func() (string, error) {
 		return runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
@@ -53,23 +55,36 @@ func TestReleaseFromStore(t *testing.T) {
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
 
+	// The approximate path needs ε and δ, and the store's ledger needs the key.
 	_, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "1", "--intervention", "noop")
+	require.ErrorContains(t, err, "--epsilon: required with --max-replay")
+	_, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5")
+	require.ErrorContains(t, err, "--key: required: the store has a budget ledger")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5",
+		"--key", key+".key", "--insecure-seeded", "2")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "path: approximate")
+	require.Contains(t, out, "charged entry 1")
+	// Without the pair guard the derived recursion is not smaller than the
+	// diameter (issue #11): the forget says which bound binds.
+	require.Contains(t, out, "derived, the diameter bound binds")
+	// Kept as release 3 (the two exact releases kept before held id 5: erased).
+	require.Contains(t, out, "kept only noised: release 3")
+	kr, kc := filepath.Join(dir, "k.json"), filepath.Join(dir, "kc.json")
+	_, err = runCLI(t, "releases", "--store", st, "--get", "3", "--out", kr, "--certificate", kc)
 	require.NoError(t, err)
+	out, err = runCLI(t, "verify", "--certificate", kc, "--release", kr, "--public-key", key+".pub")
+	require.NoError(t, err, out)
 	out, err = release()
 	require.NoError(t, err, out)
-	// Without the pair guard the derived recursion is not smaller than the
-	// diameter: the path printed is the one that gives α, with why and
-	// what to change (issue #11).
-	require.Contains(t, out, "path: diameter (the derived bound is not smaller: no pair guard")
-	require.Contains(t, out, "init --pair-angle")
-	require.Contains(t, out, "--max-replay")
+	require.Contains(t, out, "path: diameter\n", "a release while the request is pending")
 	require.NotContains(t, out, "path: derived")
 	// The noise is compared with the public radius W' = 4, not with the
 	// private (or the noised) ‖w‖.
 	require.Contains(t, out, "‖w‖ ≤ W' = 4")
 	require.Contains(t, out, "WARNING: the expected noise norm is")
 	require.NotContains(t, out, "released ‖w‖")
-	require.Contains(t, out, "charged entry 1")
+	require.Contains(t, out, "charged entry 2")
 	require.Contains(t, out, "docs/theory.md §10.1")
 	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
 	require.NoError(t, err, out)
@@ -87,14 +102,17 @@ func TestReleaseFromStore(t *testing.T) {
 	require.NoError(t, err)
 	_, err = runCLI(t, "ingest", "--store", noLedgerStore, in)
 	require.NoError(t, err)
-	_, err = runCLI(t, "forget", "--store", noLedgerStore, "--ids", "5", "--max-replay", "1", "--intervention", "noop")
+	_, err = runCLI(t, "forget", "--store", noLedgerStore, "--ids", "5", "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5")
+	require.ErrorContains(t, err, "--ledger: required for the approximate path")
+	_, err = runCLI(t, "forget", "--store", noLedgerStore, "--ids", "5", "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5", "--no-ledger")
 	require.NoError(t, err)
 	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1")
 	require.ErrorContains(t, err, "--ledger")
 	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1", "--no-ledger")
 	require.NoError(t, err)
 
-	// A second noised release at ε = 1 exceeds the (1.2, 1e-5) budget.
+	// A third noised charge at ε = 1 exceeds the (1.6, 1e-5) budget (two
+	// compose to ε = 1.4644, three to 1.8340: docs/theory.md §10.1).
 	before := mustRead(t, rel)
 	ledBefore := mustRead(t, led)
 	_, err = release()
@@ -106,8 +124,9 @@ func TestReleaseFromStore(t *testing.T) {
 }
 
 // The worked example of docs/deployment.md: with the pair guard the
-// derived recursion gives α below the diameter and the path printed is
-// "derived"; init and status show the certifiable settings.
+// approximate forget's own release derives α below the diameter, from ages
+// disclosed rounded down to powers of two; a release while the request is
+// pending is the diameter; init and status show the certifiable settings.
 func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "iso.jsonl")
@@ -121,18 +140,28 @@ func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	require.Contains(t, out, want)
 	_, err = runCLI(t, "ingest", "--store", st, in)
 	require.NoError(t, err)
-	out, err = runCLI(t, "forget", "--store", st, "--ids", "101,102,103,104,105", "--max-replay", "10", "--intervention", "noop")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "101,102,103,104,105", "--max-replay", "10", "--intervention", "noop",
+		"--epsilon", "1", "--delta", "1e-5", "--no-ledger", "--insecure-seeded", "1")
 	require.NoError(t, err, out)
 	require.Contains(t, out, "forgot 5 ids")
+	require.Contains(t, out, "ages [199 198 197 196 195] (exact, for the operator)")
+	require.Contains(t, out, "kept only noised: release 1 (α 0.4189, derived; σ = 1.563")
+	require.Contains(t, out, "the certificate discloses ages [132 131 130 129 128]")
+	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
+	_, err = runCLI(t, "releases", "--store", st, "--get", "1", "--out", rel, "--certificate", cert)
+	require.NoError(t, err)
+	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--integrity-only")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "α = 0.418869 recomputed from its public inputs (derived, proved)")
 	out, err = runCLI(t, "status", "--store", st)
 	require.NoError(t, err, out)
 	require.Contains(t, out, want)
 	require.Contains(t, out, "1 approximate request pending")
-	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", filepath.Join(dir, "r.json"),
-		"--certificate", filepath.Join(dir, "c.json"), "--insecure-seeded", "1", "--no-ledger")
+	require.Contains(t, out, "kept noised: release 1, α 0.4189 (derived)")
+	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel,
+		"--certificate", cert, "--insecure-seeded", "1", "--no-ledger")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "alpha        0.418869 (derived, proved)")
-	require.Contains(t, out, "path: derived\n")
-	require.NotContains(t, out, "bound by")
+	require.Contains(t, out, "(diameter, proved)")
+	require.Contains(t, out, "path: diameter\n")
 	require.Contains(t, out, "‖w‖ ≤ W' = 2")
 }

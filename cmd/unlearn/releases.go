@@ -26,7 +26,12 @@ keeps each one, byte for byte, with its certificate and the log position of the
 released state): id, time, log position, path (exact, derived, diameter), ε and δ.
 
 With --get ID it writes that release to --out and its certificate to
---certificate, the same bytes that release wrote.
+--certificate, the same bytes that release wrote, after checking them
+against the SHA-256 the store keeps with them: a damaged release is
+refused, nothing written (the listing marks it DAMAGED).
+
+An approximate forget (forget --max-replay) keeps its own release here: the
+noised state the store continues from, certified for that deletion.
 
 A forget of a sample that a kept release's state included erases the release
 from the store, in the forget's own transaction; a release made before the
@@ -94,7 +99,11 @@ that deletion), stays. Copies published elsewhere cannot be recalled.`,
 			}
 			fmt.Fprintf(w, "%-6s %-20s %10s %-9s %8s %8s\n", "id", "time", "log pos", "path", "ε", "δ")
 			for _, r := range rs {
-				fmt.Fprintf(w, "%-6d %-20s %10d %-9s %8.4g %8.4g\n", r.ID, r.Time.Format("2006-01-02T15:04:05Z"), r.Head, r.Path, r.Epsilon, r.Delta)
+				fmt.Fprintf(w, "%-6d %-20s %10d %-9s %8.4g %8.4g", r.ID, r.Time.Format("2006-01-02T15:04:05Z"), r.Head, r.Path, r.Epsilon, r.Delta)
+				if r.Damaged {
+					fmt.Fprint(w, "  DAMAGED (fails its checksum; --get refuses it)")
+				}
+				fmt.Fprintln(w)
 			}
 			return nil
 		},

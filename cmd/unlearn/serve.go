@@ -12,7 +12,10 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
+	"unlearn/certify"
+	"unlearn/noise"
 	"unlearn/serve"
 	"unlearn/sign"
 	"unlearn/store"
@@ -26,6 +29,9 @@ func newServeCmd() *cobra.Command {
 		within, writeWait, readTimeout, grace             time.Duration
 		maxBody                                           int64
 		maxReplay                                         int
+		epsilon, delta                                    float64
+		memory, calibration, ages                         string
+		resolveCheck                                      time.Duration
 	)
 	cmd := &cobra.Command{
 		Use:   "serve --store DIR --addr HOST:PORT --key NAME.key [--forget-within D] [--tls-cert FILE --tls-key FILE]",
@@ -55,6 +61,18 @@ next start serves it. Each served request gets a receipt signed with --key,
 the certifier's key ('unlearn keygen'), which also signs release
 certificates; 'unlearn verify --receipt' checks a receipt offline.
 
+With --max-replay N, a batch whose exact replay would apply more than N events
+is served by --intervention instead, and the store keeps only the
+intervention's output plus Gaussian noise: a certified release at --epsilon
+and --delta, signed with --key and charged to the store's budget ledger
+(DIR/budget.ledger, required; 'unlearn budget --init'), which must also have
+a radius (init --radius, --sample-bound). A batch the ledger cannot pay for is
+served exactly. Its receipts say what stays pending until an exact replay
+resolves it: the service applies the store's resolution policy (init
+--resolve-after-events, --resolve-within) on its own, after every ingest and
+approximate batch, at the policy's deadline and at least every
+--resolve-check; GET /v1/forget/{id} reports the resolution.
+
 Predictions, status and releases are answered from the state published after
 the last committed write, so they never wait for an ingest or a deletion. On
 SIGTERM or SIGINT the service stops accepting, lets the requests in flight
@@ -81,13 +99,34 @@ a key or a token.`,
 			if maxReplay < 0 {
 				return flagError("max-replay", "%d: must be non-negative (0: every deletion exact)", maxReplay)
 			}
-			if maxReplay > 0 && intervention == "" {
-				return flagError("intervention", "required with --max-replay: one of %s", strings.Join(store.Interventions(), ", "))
+			fo := store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention}
+			if maxReplay > 0 {
+				if intervention == "" {
+					return flagError("intervention", "required with --max-replay: one of %s", strings.Join(store.Interventions(), ", "))
+				}
+				spec, err := serveNoise(cmd.Flags(), epsilon, delta, memory, calibration)
+				if err != nil {
+					return err
+				}
+				fo.Noise = spec
+			} else {
+				for _, name := range []string{"intervention", "epsilon", "delta", "memory", "calibration", "ages"} {
+					if cmd.Flags().Changed(name) {
+						return flagError(name, "only with --max-replay (the approximate path)")
+					}
+				}
+			}
+			switch ages {
+			case "pow2":
+			case "none":
+				fo.Ages = store.AgesNone
+			default:
+				return flagError("ages", "%q: want pow2 or none", ages)
 			}
 			for _, f := range []struct {
 				name string
 				d    time.Duration
-			}{{"forget-within", within}, {"write-wait", writeWait}, {"read-timeout", readTimeout}, {"shutdown-grace", grace}} {
+			}{{"forget-within", within}, {"write-wait", writeWait}, {"read-timeout", readTimeout}, {"shutdown-grace", grace}, {"resolve-check", resolveCheck}} {
 				if f.d <= 0 {
 					return flagError(f.name, "%v: must be positive", f.d)
 				}
@@ -107,7 +146,7 @@ a key or a token.`,
 			logger := slog.New(slog.NewTextHandler(cmd.ErrOrStderr(), nil))
 			srv, err := serve.New(s, serve.Options{
 				Key: key, ForgetWithin: within, WriteWait: writeWait, MaxBody: maxBody,
-				Forget:  store.ForgetOptions{MaxReplay: maxReplay, Intervention: intervention},
+				Forget: fo, ResolveCheck: resolveCheck,
 				Toolkit: "unlearn " + version, Log: logger,
 			})
 			if err != nil {
@@ -138,6 +177,12 @@ a key or a token.`,
 	f.DurationVar(&within, "forget-within", serve.DefaultForgetWithin, "deadline of a deletion request: served at the latest this long after it is acknowledged")
 	f.IntVar(&maxReplay, "max-replay", 0, "serve a deletion batch whose exact replay exceeds N events with --intervention (0: always exact)")
 	f.StringVar(&intervention, "intervention", "", "the intervention beyond --max-replay: "+strings.Join(store.Interventions(), ", "))
+	f.Float64Var(&epsilon, "epsilon", 0, "approximate path: privacy parameter ε > 0 of the noised state's release (required with --max-replay)")
+	f.Float64Var(&delta, "delta", 0, "approximate path: privacy parameter δ ∈ (0, 1) (required with --max-replay)")
+	f.StringVar(&memory, "memory", "reset", "approximate path: memory released with the noised w: reset or rebuild (the state kept has an empty memory either way)")
+	f.StringVar(&calibration, "calibration", "analytic", "approximate path: noise calibration: analytic or classic (ε < 1)")
+	f.StringVar(&ages, "ages", "pow2", "approximate path: what the certificate discloses of the deleted samples' ages: pow2 (rounded down to powers of two) or none (only their number)")
+	f.DurationVar(&resolveCheck, "resolve-check", serve.DefaultResolveCheck, "longest wait between two evaluations of the store's resolution policy")
 	f.StringVar(&tlsCert, "tls-cert", "", "PEM certificate: serve HTTPS only (with --tls-key)")
 	f.StringVar(&tlsKey, "tls-key", "", "PEM private key of --tls-cert")
 	f.Int64Var(&maxBody, "max-body", serve.DefaultMaxBody, "largest request body in bytes")
@@ -145,4 +190,23 @@ a key or a token.`,
 	f.DurationVar(&readTimeout, "read-timeout", 60*time.Second, "a client must send its whole request within this (a stalled body is answered 408)")
 	f.DurationVar(&grace, "shutdown-grace", 30*time.Second, "on SIGTERM, how long requests in flight and a running deletion batch may take before they are rolled back")
 	return cmd
+}
+
+// serveNoise is the spec of the approximate path's release for serve: the
+// privacy target and the noise (the key and the ledger are the service's).
+func serveNoise(fl *pflag.FlagSet, epsilon, delta float64, memory, calibration string) (certify.Spec, error) {
+	for _, name := range []string{"epsilon", "delta"} {
+		if !fl.Changed(name) {
+			return certify.Spec{}, flagError(name, "required with --max-replay: the approximate path keeps the intervention's output only noised, as a certified release")
+		}
+	}
+	spec := certify.Spec{Epsilon: epsilon, Delta: delta, Toolkit: "unlearn " + version}
+	var err error
+	if spec.Calibration, err = noise.ParseCalibration(calibration); err != nil {
+		return spec, flagError("calibration", "%q: want analytic or classic", calibration)
+	}
+	if spec.Memory, err = certify.ParseMemoryPolicy(memory); err != nil || spec.Memory == certify.Exact {
+		return spec, flagError("memory", "%q: want reset or rebuild", memory)
+	}
+	return spec, nil
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -44,11 +45,23 @@ It also shows the certifiable-learner settings (init --radius, --sample-bound,
 the pair guard) or says that the store is not certifiable (a noised release
 needs --radius and --sample-bound).
 
---check also verifies the store bit for bit: every exact checkpoint and the
-state against the replay of the stored log from θ0 (one pass of training).
-Checkpoints that carry a pending approximate forget's influence cannot be
-reproduced by any replay and are skipped; when nothing after θ0 could be
-verified exactly, the check says so instead of OK.`,
+A store that is damaged — its state or configuration fails its checksum
+or does not decode — still opens: status says what is wrong (never a
+value of the state), every other command refuses it, and 'unlearn forget
+--resolve' rebuilds a damaged state from the checkpoints and the log.
+
+With a resolution policy (init --resolve-after-events, --resolve-within)
+status says when the pending requests will be resolved.
+
+--check also verifies the store: SQLite's integrity_check (every page, and
+every index against its table), the SHA-256 of every stored row (payload,
+checkpoint, state, kept release, key, configuration), the invariants that
+tie the head, the log, the tombstones and the requests together, and, bit
+for bit, every exact checkpoint and the state against the replay of the
+stored log from θ0 (one pass of training). The noised state of a pending
+approximate request cannot be reproduced by any replay; when nothing after
+θ0 could be verified against a replay, the check says so instead of OK.
+A failed check exits non-zero naming the damaged row or table.`,
 		Example: `  unlearn status --store model --check`,
 		Args:    cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -85,13 +98,20 @@ verified exactly, the check says so instead of OK.`,
 				c := st.Learner
 				fmt.Fprintf(out, "store %s (schema %d, %.4g MB: log %.4g MB, checkpoints %.4g MB, state %.4g MB, releases %.4g MB)\n", st.Dir, st.SchemaVersion,
 					float64(st.Bytes)/1e6, float64(st.LogBytes)/1e6, float64(st.CheckpointBytes)/1e6, float64(st.StateBytes)/1e6, float64(st.ReleaseBytes)/1e6)
+				if st.Damage != "" {
+					fmt.Fprintf(out, "DAMAGED: %s\n  every command but status refuses this store; 'unlearn forget --store %s --resolve' rebuilds a damaged state from the checkpoints and the log\n", st.Damage, dir)
+				}
 				fmt.Fprintf(out, "learner: %s loss, %s, τ = %d, η = %.4g, γ0 = %.4g; checkpoint every %d events\n",
 					st.Kind, modelSize(c.Dim, c.ParamDim()), c.Memory, c.StepSize, c.InitialScale, st.CheckpointEvery)
 				if c.HasOptions() {
 					fmt.Fprintln(out, optionsSummary(c))
 				}
 				fmt.Fprintln(out, certifiableSummary(c))
-				fmt.Fprintf(out, "log: %d events, head seq %d; state has applied %d events\n", st.Events, st.Head, st.T)
+				if st.Damage != "" {
+					fmt.Fprintf(out, "log: %d events, head seq %d; the state is damaged\n", st.Events, st.Head)
+				} else {
+					fmt.Fprintf(out, "log: %d events, head seq %d; state has applied %d events\n", st.Events, st.Head, st.T)
+				}
 				if st.HasProgress {
 					printProgressOf(out, cmd.ErrOrStderr(), st.Progress, s.Header())
 				}
@@ -99,19 +119,15 @@ verified exactly, the check says so instead of OK.`,
 					fmt.Fprintf(out, "     %s kept without payload (erased by approximate forgets; the rows count the state's steps until an exact replay drops them)\n",
 						plural(st.Erased, "event", "events"))
 				}
-				carry := "carry"
-				if st.InexactCheckpoints == 1 {
-					carry = "carries"
-				}
-				fmt.Fprintf(out, "checkpoints: %d (%d %s forgotten samples' influence)\n", st.Checkpoints, st.InexactCheckpoints, carry)
+				fmt.Fprintf(out, "checkpoints: %d (%d inexact: from a pending approximate request's noised state on)\n", st.Checkpoints, st.InexactCheckpoints)
 				fmt.Fprintf(out, "deletion requests: %d; forgotten ids: %d; releases kept: %d (unlearn releases)\n", st.Requests, st.Forgotten, st.Releases)
 				if st.NeedsNoise {
-					fmt.Fprintf(out, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
-					for _, r := range st.Pending {
-						fmt.Fprintf(out, "  request %d: %s, |U| = %d, ages %v\n", r.Request, r.Intervention, r.USize, r.Ages)
-					}
+					printPending(out, dir, st)
 				} else {
 					fmt.Fprintln(out, "release: the state is exact (the replay of the deletion-edited log)")
+				}
+				if p := st.Policy; !p.IsZero() {
+					fmt.Fprintf(out, "resolution policy: %s; %s\n", policyWords(p), st.Due.Reason)
 				}
 				if showRequests {
 					printRequests(out, history)
@@ -135,6 +151,43 @@ verified exactly, the check says so instead of OK.`,
 	return cmd
 }
 
+// printPending lists the pending approximate requests and what remains
+// of them in the store.
+func printPending(w io.Writer, dir string, st store.Status) {
+	fmt.Fprintf(w, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
+	legacy := false
+	for _, r := range st.Pending {
+		if r.Noised {
+			rel := fmt.Sprintf("release %d", r.Release)
+			if r.Release == 0 {
+				rel = "its release (erased by a later forget)"
+			}
+			fmt.Fprintf(w, "  request %d: %s, |U| = %d, ages %v; kept noised: %s, α %.4g (%s), σ = %.4g at ε = %v, certificate ages %v\n",
+				r.Request, r.Intervention, r.USize, r.Ages, rel, r.Alpha, r.AlphaSource, r.Sigma, r.Epsilon, r.DisclosedAges)
+		} else {
+			legacy = true
+			fmt.Fprintf(w, "  request %d: %s, |U| = %d, ages %v; served before schema 6: the state and its checkpoints keep the deleted samples' influence UN-NOISED\n",
+				r.Request, r.Intervention, r.USize, r.Ages)
+		}
+	}
+	fmt.Fprintln(w, "  what remains of them: the erased rows' seq and id (no payload), their tombstones and request records, the noised state and its checkpoint, the kept releases")
+	if legacy {
+		fmt.Fprintf(w, "  resolve the un-noised requests: 'unlearn forget --store %s --resolve' replays the log exactly\n", dir)
+	}
+}
+
+// policyWords says a resolution policy in words.
+func policyWords(p store.ResolvePolicy) string {
+	var parts []string
+	if p.AfterEvents > 0 {
+		parts = append(parts, fmt.Sprintf("once %d events were ingested after the oldest", p.AfterEvents))
+	}
+	if p.Within > 0 {
+		parts = append(parts, "within "+p.Within.String())
+	}
+	return "resolve pending approximate requests " + strings.Join(parts, " or ")
+}
+
 // printCheck prints status --check's result. A check that could compare
 // nothing after θ0 with a replay of the log (every later checkpoint and
 // the state carry an approximate forget's influence) is not reported as OK.
@@ -144,15 +197,15 @@ func printCheck(w io.Writer, rep store.CheckReport) {
 		if rep.InexactSkipped > 0 {
 			what = "the " + plural(rep.InexactSkipped, "checkpoint", "checkpoints") + " after θ0 and the state carry"
 		}
-		fmt.Fprintf(w, "check: nothing could be verified exactly: %s forgotten samples' influence "+
-			"(an approximate forget is pending), which no replay of the log reproduces; checked only θ0, the keys, and the state against "+
-			"its newest checkpoint and the log after it. An exact forget (no --max-replay) makes the store verifiable again.\n", what)
+		fmt.Fprintf(w, "check: integrity OK (SQLite integrity_check, every checksum, the invariants), but nothing could be verified against a replay: %s forgotten samples' influence "+
+			"(an approximate forget is pending, kept noised), which no replay of the log reproduces; checked θ0, the keys, and the state against "+
+			"its newest checkpoint and the log after it. An exact forget or --resolve makes the store verifiable again.\n", what)
 		return
 	}
-	fmt.Fprintf(w, "check: OK (%d events replayed, %s verified, %d inexact skipped, state from θ0: %v)\n",
+	fmt.Fprintf(w, "check: OK (SQLite integrity_check, every checksum and invariant; %d events replayed, %s verified, %d inexact skipped, state from θ0: %v)\n",
 		rep.EventsReplayed, plural(rep.CheckpointsVerified, "checkpoint", "checkpoints"), rep.InexactSkipped, rep.StateFromScratch)
 	if !rep.StateFromScratch {
-		fmt.Fprintln(w, "check: the state carries forgotten samples' influence (an approximate forget is pending): it was checked against its newest checkpoint and the log after it, not against a replay from θ0")
+		fmt.Fprintln(w, "check: the state is the noised state of a pending approximate request: it was checked against its newest checkpoint and the log after it, not against a replay from θ0")
 	}
 }
 
@@ -184,6 +237,14 @@ type statusJSON struct {
 	// Certifiable: the learner enforces the bounds a noised release rests
 	// on (radius and sample bound set at init).
 	Certifiable bool `json:"certifiable"`
+	// Damage says what is wrong with a damaged store ("" if nothing).
+	Damage string `json:"damage"`
+	// ResolveAfterEvents and ResolveWithinSeconds are the resolution
+	// policy (0: none), ResolutionDue what it says now and why.
+	ResolveAfterEvents   int64   `json:"resolve_after_events"`
+	ResolveWithinSeconds float64 `json:"resolve_within_seconds"`
+	ResolutionDue        bool    `json:"resolution_due"`
+	ResolutionReason     string  `json:"resolution_reason"`
 	// History is every request served, oldest first (--requests only).
 	History []requestJSON `json:"requests_history,omitempty"`
 	// Progress is the state's progressive statistics, when the learner
@@ -243,6 +304,17 @@ type requestJSON struct {
 	ResolvedBy     *int64                `json:"resolved_by"` // null: not resolved (or not approximate)
 	ReleasesErased int                   `json:"releases_erased"`
 	ErasedReleases []store.ErasedRelease `json:"erased_releases"`
+	// Noised: an approximate request of schema 6 or later, whose state was
+	// kept only noised, as release Release (0: erased since) with α, σ and
+	// the ages its certificate discloses.
+	Noised        bool    `json:"noised"`
+	Release       int64   `json:"release,omitempty"`
+	AlphaSource   string  `json:"alpha_source,omitempty"`
+	Alpha         float64 `json:"alpha,omitempty"`
+	Sigma         float64 `json:"sigma,omitempty"`
+	Epsilon       float64 `json:"epsilon,omitempty"`
+	Delta         float64 `json:"delta,omitempty"`
+	DisclosedAges []int   `json:"disclosed_ages,omitempty"`
 }
 
 func newStatusJSON(st store.Status) statusJSON {
@@ -255,6 +327,8 @@ func newStatusJSON(st store.Status) statusJSON {
 		Forgotten: st.Forgotten, Requests: st.Requests, Releases: st.Releases,
 		NeedsNoise: st.NeedsNoise, Pending: []requestJSON{}, Bytes: st.Bytes, Certifiable: c.Certifiable(),
 		LogBytes: st.LogBytes, CheckpointBytes: st.CheckpointBytes, StateBytes: st.StateBytes, ReleaseBytes: st.ReleaseBytes,
+		Damage: st.Damage, ResolveAfterEvents: st.Policy.AfterEvents, ResolveWithinSeconds: st.Policy.Within.Seconds(),
+		ResolutionDue: st.Due.Due, ResolutionReason: st.Due.Reason,
 	}
 	for _, r := range st.Pending {
 		out.Pending = append(out.Pending, newRequestJSON(r))
@@ -271,6 +345,8 @@ func newRequestJSON(r store.Request) requestJSON {
 		EventsReplayed: r.EventsReplayed, WallSeconds: r.Wall.Seconds(), Intervention: r.Intervention,
 		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: nonZero(r.ResolvedBy),
 		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
+		Noised: r.Noised, Release: r.Release, AlphaSource: r.AlphaSource, Alpha: r.Alpha, Sigma: r.Sigma,
+		Epsilon: r.Epsilon, Delta: r.Delta, DisclosedAges: r.DisclosedAges,
 	}
 }
 
@@ -289,6 +365,11 @@ func printRequests(w io.Writer, rs []store.Request) {
 		fmt.Fprintf(w, "  request %d, %s: %s, %s", r.Request, r.Time.Format(time.RFC3339), r.Path, what)
 		if r.Path == store.PathApproximate {
 			fmt.Fprintf(w, ", intervention %s, ages %v", r.Intervention, r.Ages)
+			if r.Noised {
+				fmt.Fprintf(w, ", kept noised (α %.4g, %s, σ = %.4g)", r.Alpha, r.AlphaSource, r.Sigma)
+			} else {
+				fmt.Fprint(w, ", kept un-noised (before schema 6)")
+			}
 			if r.ResolvedBy > 0 {
 				fmt.Fprintf(w, ", resolved by request %d", r.ResolvedBy)
 			} else {

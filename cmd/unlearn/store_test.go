@@ -10,6 +10,7 @@ import (
 
 	"github.com/stretchr/testify/require"
 
+	"unlearn/store"
 	"unlearn/stream"
 )
 
@@ -47,23 +48,19 @@ func TestStoreLifecycle(t *testing.T) {
 	require.NoError(t, err)
 	require.Equal(t, string(b), string(a), "export after forget vs train on the deletion-edited stream")
 
-	out, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "10", "--intervention", "memory-reset")
-	require.NoError(t, err)
-	require.Contains(t, out, "path: approximate")
-	require.Contains(t, out, "NOTE: the state carries")
+	// The approximate path keeps only a noised state, which this store
+	// (no --radius) cannot make: refused, nothing changes.
+	_, err = runCLI(t, "forget", "--store", st, "--ids", "5", "--max-replay", "10", "--intervention", "memory-reset",
+		"--epsilon", "1", "--delta", "1e-5", "--no-ledger")
+	require.ErrorContains(t, err, "--max-replay: ")
+	require.ErrorContains(t, err, "needs a certifiable learner")
 	out, err = runCLI(t, "status", "--store", st, "--check")
 	require.NoError(t, err)
-	require.Contains(t, out, "NEEDS NOISE — 1 approximate request pending")
-	require.Contains(t, out, "not certifiable")
-	// Every checkpoint after θ0 holds id 5's influence: nothing could be
-	// verified exactly, and the check does not say OK (issue #11).
-	require.Contains(t, out, "check: nothing could be verified exactly: the 7 checkpoints after θ0")
-	require.NotContains(t, out, "check: OK")
-	requireStatusJSON(t, st)
+	require.Contains(t, out, "the state is exact")
+	require.Contains(t, out, "deletion requests: 1;")
 	out, err = runCLI(t, "forget", "--store", st, "--ids", "6")
 	require.NoError(t, err)
 	require.Contains(t, out, "forgot 1 id [6]")
-	require.Contains(t, out, "resolves pending approximate request 2 (the state is exact again)")
 	out, err = runCLI(t, "status", "--store", st, "--check")
 	require.NoError(t, err)
 	require.Contains(t, out, "check: OK (")
@@ -107,9 +104,10 @@ func TestStoreCommandsNameTheFlag(t *testing.T) {
 	}
 }
 
-// requireStatusJSON checks status --json on the lifecycle's store with one
-// approximate request pending: snake_case names throughout (the learner
-// under its snapshot names), the pending request with its seconds.
+// requireStatusJSON checks status --json on TestForgetResolve's store with
+// one approximate request pending: snake_case names throughout (the learner
+// under its snapshot names), the pending request with its seconds, its
+// noised release and what its certificate discloses.
 func requireStatusJSON(t *testing.T, st string) {
 	t.Helper()
 	out, err := runCLI(t, "status", "--store", st, "--json")
@@ -117,24 +115,30 @@ func requireStatusJSON(t *testing.T, st string) {
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &m), out)
 	keys := slices.Sorted(maps.Keys(m))
-	require.Equal(t, []string{"bytes", "certifiable", "checkpoint_bytes", "checkpoint_every", "checkpoints", "dir", "erased", "events", "forgotten", "head",
-		"inexact_checkpoints", "kind", "learner", "log_bytes", "needs_noise", "pending", "release_bytes", "releases", "requests", "schema_version", "state_bytes", "t"}, keys)
-	// 400 events, 2 deleted by the exact forget, 1 payload erased by the
-	// approximate one: 397 dense payloads of d = 4 (S and 4 numbers, 40 bytes).
-	require.Equal(t, 397.0*40, m["log_bytes"])
+	require.Equal(t, []string{"bytes", "certifiable", "checkpoint_bytes", "checkpoint_every", "checkpoints", "damage", "dir", "erased", "events", "forgotten", "head",
+		"inexact_checkpoints", "kind", "learner", "log_bytes", "needs_noise", "pending", "release_bytes", "releases", "requests",
+		"resolution_due", "resolution_reason", "resolve_after_events", "resolve_within_seconds", "schema_version", "state_bytes", "t"}, keys)
+	// 120 events, 1 payload erased by the approximate forget: 119 dense
+	// payloads of d = 3 (S and 3 numbers, 32 bytes).
+	require.Equal(t, 119.0*32, m["log_bytes"])
 	require.Greater(t, m["checkpoint_bytes"].(float64), 0.0)
 	require.Greater(t, m["state_bytes"].(float64), 0.0)
 	require.Equal(t, true, m["needs_noise"])
-	require.Equal(t, 64.0, m["checkpoint_every"])
+	require.Equal(t, "", m["damage"])
+	require.Equal(t, 50.0, m["checkpoint_every"])
+	require.Equal(t, float64(store.SchemaVersion), m["schema_version"])
 	l := m["learner"].(map[string]any)
-	require.Equal(t, 4.0, l["d"])
-	require.Equal(t, 5.0, l["tau"])
+	require.Equal(t, 3.0, l["d"])
+	require.Equal(t, 4.0, l["tau"])
 	p := m["pending"].([]any)
 	require.Len(t, p, 1)
 	r := p[0].(map[string]any)
-	require.Equal(t, []any{5.0}, r["ids"])
+	require.Equal(t, []any{10.0}, r["ids"])
 	require.Equal(t, "approximate", r["path"])
-	require.Equal(t, "memory-reset", r["intervention"])
+	require.Equal(t, "pair-drop", r["intervention"])
+	require.Equal(t, true, r["noised"])
+	require.Equal(t, 1.0, r["release"])
+	require.Equal(t, []any{0.0}, r["disclosed_ages"], "no pair guard: α does not depend on the ages, and none is disclosed (age 110 shows as 0)")
 	require.Contains(t, r, "wall_seconds")
 	require.Contains(t, r, "u_size")
 	for k := range r {
@@ -142,18 +146,18 @@ func requireStatusJSON(t *testing.T, st string) {
 	}
 }
 
-// TestForgetResolve: on a store that is not certifiable an approximate
-// forget says that no release can be published until --resolve; a repeated
-// forget of the same ids points to --resolve; --resolve serves the pending
-// request exactly (the export is train on the edited stream, byte for
-// byte), and then has nothing to do.
+// TestForgetResolve: an approximate forget on a certifiable store keeps its
+// output noised (release 1) and says what remains; a repeated forget of the
+// same ids points to --resolve; --resolve serves the pending request
+// exactly (the export is train on the edited stream, byte for byte), and
+// then has nothing to do.
 func TestForgetResolve(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "l.jsonl")
 	st := filepath.Join(dir, "model")
 	_, err := runCLI(t, "gen", "--kind", "logistic", "--events", "120", "--d", "3", "--seed", "4", "--out", in)
 	require.NoError(t, err)
-	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "4", "--checkpoint-every", "50")
+	_, err = runCLI(t, "init", "--store", st, "--header", in, "--tau", "4", "--checkpoint-every", "50", "--radius", "5", "--sample-bound", "10")
 	require.NoError(t, err)
 	_, err = runCLI(t, "ingest", "--store", st, in)
 	require.NoError(t, err)
@@ -164,17 +168,26 @@ func TestForgetResolve(t *testing.T) {
 	}{
 		{[]string{"--resolve", "--ids", "3"}, "--resolve: deletes nothing new"},
 		{[]string{"--resolve", "--max-replay", "5"}, "--resolve: is an exact replay"},
-		{nil, "--ids: required (or --keys, or --resolve)"},
+		{nil, "--ids: required (or --keys, --ids-from, --keys-from, or --resolve)"},
+		{[]string{"--ids", "3", "--epsilon", "1"}, "--epsilon: only with --max-replay"},
+		{[]string{"--ids", "3", "--max-replay", "5", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5", "--no-ledger", "--ages", "all"}, "--ages"},
 	} {
 		_, err := runCLI(t, append([]string{"forget", "--store", st}, c.args...)...)
 		require.ErrorContains(t, err, c.want)
 	}
 
-	out, err := runCLI(t, "forget", "--store", st, "--ids", "10", "--max-replay", "5", "--intervention", "pair-drop")
+	out, err := runCLI(t, "forget", "--store", st, "--ids", "10", "--max-replay", "5", "--intervention", "pair-drop",
+		"--epsilon", "1", "--delta", "1e-5", "--no-ledger", "--insecure-seeded", "1")
 	require.NoError(t, err)
 	require.Contains(t, out, "path: approximate")
-	require.Contains(t, out, "this store is not certifiable")
+	require.Contains(t, out, "kept only noised: release 1")
+	require.Contains(t, out, "deleted 2 checkpoints from the oldest erased sample on")
+	require.Contains(t, out, "while pending, the store keeps of it:")
 	require.Contains(t, out, "--resolve")
+	requireStatusJSON(t, st)
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err)
+	require.Contains(t, out, "what remains of them:")
 	out, err = runCLI(t, "forget", "--store", st, "--ids", "10")
 	require.NoError(t, err)
 	require.Contains(t, out, "nothing to do: every id was already forgotten")
@@ -194,7 +207,7 @@ func TestForgetResolve(t *testing.T) {
 	require.NoError(t, err)
 	cf := filepath.Join(dir, "cf.jsonl")
 	require.NoError(t, stream.WriteFile(cf, h.Counterfactual(stream.NewIDSet(10))))
-	_, err = runCLI(t, "train", "--stream", cf, "--tau", "4", "--out", trained)
+	_, err = runCLI(t, "train", "--stream", cf, "--tau", "4", "--radius", "5", "--sample-bound", "10", "--out", trained)
 	require.NoError(t, err)
 	require.Equal(t, string(readFile(t, trained)), string(readFile(t, exported)))
 
@@ -205,13 +218,13 @@ func TestForgetResolve(t *testing.T) {
 	out, err = runCLI(t, "status", "--store", st, "--requests")
 	require.NoError(t, err)
 	require.Contains(t, out, "requests (2):")
-	require.Regexp(t, `request 1, \S+: approximate, 1 id \[10\], intervention pair-drop, ages \[110\], resolved by request 2; replayed 0 events`, out)
+	require.Regexp(t, `request 1, \S+: approximate, 1 id \[10\], intervention pair-drop, ages \[110\], kept noised \(α \S+, derived, σ = \S+\), resolved by request 2; replayed 0 events`, out)
 	require.Regexp(t, `request 2, \S+: exact, no new id \(resolution\); replayed 119 events`, out)
 	out, err = runCLI(t, "status", "--store", st, "--requests", "--json")
 	require.NoError(t, err)
 	var m map[string]any
 	require.NoError(t, json.Unmarshal([]byte(out), &m))
-	require.Equal(t, false, m["certifiable"])
+	require.Equal(t, true, m["certifiable"])
 	hist := m["requests_history"].([]any)
 	require.Len(t, hist, 2)
 	require.Equal(t, 2.0, hist[0].(map[string]any)["resolved_by"])

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strconv"
@@ -49,6 +50,43 @@ var unparsable = map[string][]string{
 // show a user (a Go package's error prefix, a Go API name).
 var goWordsInMessages = []string{"strconv.", "time: ", "json: ", "Go struct", "Go value", "with Create"}
 
+// goIdentifiers match what a message shows of Go's names rather than the
+// user's: a CamelCase or mixedCase word (SampleBound, SkipLines, hMin), an
+// indexed field path ([0].), a configuration type (Config.) and a struct
+// field dumped as "Name = value".
+var goIdentifiers = []*regexp.Regexp{
+	regexp.MustCompile(`\b(?:[A-Z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Z][A-Za-z0-9]*)\b`),
+	regexp.MustCompile(`\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b`),
+	regexp.MustCompile(`\[[0-9]+\]\.`),
+	regexp.MustCompile(`\b[A-Z]\w*Config\.|\bConfig\.`),
+	regexp.MustCompile(`\b[A-Z][a-z][A-Za-z0-9]* = `),
+}
+
+// freshPath matches the fresh output paths of the sweep's cases.
+var freshPath = regexp.MustCompile(`out/[fd][0-9]+`)
+
+// plainWordsInMessages are words goIdentifiers match that are not Go's.
+var plainWordsInMessages = map[string]bool{"NaN": true, "MiB": true, "GiB": true, "KiB": true, "SQLite": true}
+
+// refusalProblems says what is wrong with msg, the message refusing a
+// value of flag --name: it must name the flag the user typed, and show
+// none of Go's identifiers (goIdentifiers).
+func refusalProblems(name, msg string) []string {
+	var probs []string
+	if !strings.Contains(msg, "--"+name) {
+		probs = append(probs, "does not name --"+name)
+	}
+	for _, re := range goIdentifiers {
+		for _, w := range re.FindAllString(msg, -1) {
+			if !plainWordsInMessages[w] {
+				probs = append(probs, fmt.Sprintf("shows the Go identifier %q", w))
+				break
+			}
+		}
+	}
+	return probs
+}
+
 // TestHostileNumericFlags sweeps every numeric flag of every command with
 // hostile values (NaN, ±Inf, 0, negative, huge, subnormal,
 // 9223372036854775807, …), each on a small valid invocation of its
@@ -58,7 +96,9 @@ var goWordsInMessages = []string{"strconv.", "time: ", "json: ", "Go struct", "G
 // shadow memory included) or it runs past 5 minutes, naming the case it
 // was in. Each case must also finish within 20 s. No message may show
 // Go's own words (goWordsInMessages), and a value the flag's type cannot
-// parse (unparsable) is refused naming the flag. (The bases are small:
+// parse (unparsable) is refused naming the flag. Every refusal of a
+// value (an error other than what the base says without the flag) must
+// name the flag and show no Go identifier (refusalProblems). (The bases are small:
 // the sweep's 1,300 cases take about 18 s under the race detector.)
 func TestHostileNumericFlags(t *testing.T) {
 	if os.Getenv(sweepChild) != "" {
@@ -226,6 +266,23 @@ func runSweep(t *testing.T) {
 			t.Errorf("command %s has numeric flags but no base invocation in sweepBases", c.Name())
 			continue
 		}
+		// What each base says without the swept flag: the same words with
+		// it are the base's outcome (serve's address, forget's id already
+		// forgotten), not a refusal of the flag's value.
+		baseMsg := make([]string, len(bs))
+		for i, base := range bs {
+			args := []string{c.Name()}
+			for _, a := range base {
+				args = append(args, fresh(a))
+			}
+			// Twice: a base that changes the store (ingest, forget) says
+			// the second time what every case after it meets.
+			for range 2 {
+				if _, err := runCLI(t, args...); err != nil {
+					baseMsg[i] = freshPath.ReplaceAllString(err.Error(), "@")
+				}
+			}
+		}
 		for _, f := range flags {
 			bad := map[string]bool{}
 			vals := slices.Clone(values[f.Value.Type()])
@@ -234,7 +291,7 @@ func runSweep(t *testing.T) {
 				vals = append(vals, v)
 			}
 			for _, v := range vals {
-				for _, base := range bs {
+				for bi, base := range bs {
 					args := []string{c.Name()}
 					for _, a := range base {
 						args = append(args, fresh(a))
@@ -264,6 +321,12 @@ func runSweep(t *testing.T) {
 						}
 						if bad[v] && !strings.Contains(msg, "--"+f.Name+": ") {
 							t.Errorf("unlearn %s: the message does not name --%s: %s", strings.Join(args, " "), f.Name, msg)
+						}
+						if baseMsg[bi] == freshPath.ReplaceAllString(msg, "@") {
+							return
+						}
+						for _, p := range refusalProblems(f.Name, msg) {
+							t.Errorf("unlearn %s: the message %s: %s", strings.Join(args, " "), p, msg)
 						}
 					}()
 					if os.Getenv("UNLEARN_SWEEP_TIMES") != "" {

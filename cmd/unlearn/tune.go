@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -123,6 +124,7 @@ per pair on one core.`,
 			}
 			train, held := events[:len(events)-nHeld], events[len(events)-nHeld:]
 			var rows []tuneRow
+			var lastErr error // what stopped the last learner that could not train
 			for _, lambda := range lambdas {
 				h := hdr
 				h.Lambda = lambda
@@ -137,7 +139,11 @@ per pair on one core.`,
 						return configFlagError(err)
 					}
 					cfg.Progress = true // the progressive loss is reported, whatever the profile
-					rows = append(rows, tuneOne(cfg, loss, eta, lambda, train, held))
+					row, err := tuneOne(cfg, loss, eta, lambda, train, held)
+					if err != nil {
+						lastErr = err
+					}
+					rows = append(rows, row)
 				}
 			}
 			best := -1
@@ -161,7 +167,10 @@ per pair on one core.`,
 				printTune(out, rows, best, len(train), len(held))
 			}
 			if best < 0 {
-				return fmt.Errorf("tune: every (η, λ) of the grid diverged: try smaller --etas")
+				if lastErr != nil && !errors.Is(lastErr, olbfgs.ErrDiverged) {
+					return fmt.Errorf("tune: no (η, λ) of the grid could train: %w", lastErr)
+				}
+				return fmt.Errorf("tune: every (η, λ) of the grid diverged: try smaller --etas: %w", olbfgs.ErrDiverged)
 			}
 			for _, w := range gridEdgeWarnings(etas, lambdas, rows[best]) {
 				fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
@@ -202,18 +211,19 @@ type tuneJSON struct {
 	Best    *tuneRow  `json:"best"`
 }
 
-// tuneOne trains a learner of cfg on train and scores held.
-func tuneOne(cfg olbfgs.Config, loss stream.Loss, eta, lambda float64, train, held []stream.Event) tuneRow {
+// tuneOne trains a learner of cfg on train and scores held; a learner
+// that cannot train is marked diverged, with the error that stopped it.
+func tuneOne(cfg olbfgs.Config, loss stream.Loss, eta, lambda float64, train, held []stream.Event) (tuneRow, error) {
 	row := tuneRow{Eta: eta, Lambda: lambda}
 	l, err := olbfgs.New(cfg, loss)
 	if err != nil {
 		row.Diverged = true
-		return row
+		return row, err
 	}
 	for _, e := range train {
 		if err := l.Step(e); err != nil {
 			row.Diverged = true
-			return row
+			return row, err
 		}
 	}
 	p, _ := l.Progress()
@@ -237,7 +247,7 @@ func tuneOne(cfg olbfgs.Config, loss stream.Loss, eta, lambda float64, train, he
 	if math.IsNaN(row.HeldLoss) || math.IsInf(row.HeldLoss, 0) {
 		row.Diverged = true
 	}
-	return row
+	return row, nil
 }
 
 // printTune prints tune's table and its pick.

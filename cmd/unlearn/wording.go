@@ -320,7 +320,9 @@ func plainText(msg string) string {
 
 // plainWords wraps the run functions of cmd and its subcommands: file
 // flags are checked first (checkFileFlags), and errors come out in the
-// user's words (plainError).
+// user's words: library fields as the command's flags (rewordFields), a
+// cause set by several flags with the values given (causeHint), Go's words
+// rewritten (plainError).
 func plainWords(cmd *cobra.Command) {
 	for _, c := range cmd.Commands() {
 		plainWords(c)
@@ -333,6 +335,6 @@ func plainWords(cmd *cobra.Command) {
 		if err := checkFileFlags(c); err != nil {
 			return err
 		}
-		return plainError(run(c, args))
+		return plainError(causeHint(c, rewordFields(c, run(c, args))))
 	}
 }

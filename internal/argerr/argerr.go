@@ -18,7 +18,8 @@ import (
 type Prefixer interface{ Prefix() string }
 
 // Error reports a bad argument. Its message is
-// "<prefix>: <Func>: <Arg> = <Value>: <Err>", Value printed in the shortest
+// "<prefix>: <Arg> = <Value>: <Err>" (Func is for programs; the message
+// names the argument, not the Go function), Value printed in the shortest
 // 'g' form that reads back exactly; Unwrap returns Err.
 type Error[P Prefixer] struct {
 	// Func is the function that refused the argument.
@@ -33,7 +34,7 @@ type Error[P Prefixer] struct {
 
 func (e *Error[P]) Error() string {
 	var p P
-	return fmt.Sprintf("%s: %s: %s = %s: %v", p.Prefix(), e.Func, e.Arg,
+	return fmt.Sprintf("%s: %s = %s: %v", p.Prefix(), e.Arg,
 		strconv.FormatFloat(e.Value, 'g', -1, 64), e.Err)
 }
 

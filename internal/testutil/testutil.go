@@ -40,6 +40,20 @@ func WantPanic(t *testing.T, prefix string, f func()) {
 	f()
 }
 
+// DefaultRapidChecks sets rapid's number of cases to checks unless the
+// RAPID_CHECKS variable says otherwise; a -rapid.checks flag on the command
+// line still wins, since the test binary parses its flags after the
+// packages' init functions run. It is for a test file's init, in a package
+// without a TestMain of its own, and leaves rapid's seed alone.
+func DefaultRapidChecks(checks int) {
+	if _, ok := os.LookupEnv("RAPID_CHECKS"); ok {
+		return
+	}
+	if err := flag.Set("rapid.checks", strconv.Itoa(checks)); err != nil {
+		panic(err)
+	}
+}
+
 // RunWithRapidDefaults is a TestMain body: it raises rapid's number of cases
 // to checks (the property tests are meant to run thousands) and fixes its
 // seed so CI is reproducible, unless -rapid.checks / -rapid.seed or the

@@ -212,7 +212,10 @@ class Client:
 
     def request(self, request_id):
         """The state of a deletion request by id, as a dict (its receipt
-        file under "receipt" once served)."""
+        file under "receipt" once served, and "path"; for a request served
+        on the approximate path, "resolution": "pending" until the exact
+        replay the store's resolution policy runs, then "resolved", with
+        "resolved" and "resolved_by")."""
         return self._request("GET", "/v1/forget/" + request_id)
 
     def release(self, epsilon, delta, memory="reset", calibration="analytic"):
