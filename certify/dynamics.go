@@ -170,7 +170,16 @@ func scheduledSensitivity(p *Profile, d *Deletion) (rec, allowance float64, why 
 		}
 		prevSteps, prevMoved = r.Steps, moved
 	}
-	dev, err := p.Dynamics.Bound(s)
+	var dev bound.Deviation
+	if d.Disclosed == "" {
+		dev, err = p.Dynamics.Bound(s)
+	} else {
+		var ranges []bound.AgeRange
+		if ranges, err = disclosedRanges(d); err != nil {
+			return 0, 0, "", nil, err
+		}
+		dev, err = p.Dynamics.WorstBound(s.Steps, ranges, s.Interventions)
+	}
 	if err != nil {
 		return 0, 0, "", nil, specErr("Deletion", nil, fmt.Errorf("%w: %w", ErrValue, err))
 	}
@@ -189,4 +198,62 @@ func paramOnlyAllowance(p *Profile, n int, stepsFollow bool) float64 {
 		a = upBy(a+p.steps.roundOff(a), 2)
 	}
 	return a
+}
+
+// disclosedRanges returns the age ranges (counted from the release, after
+// the horizon's steps) that a deletion's disclosed ages stand for
+// (Deletion.Disclosed): for "pow2" one range per bucket [2^k, 2^(k+1))
+// (0 and 1 alone, clipped to the ages below Steps) holding as many deleted
+// inserts as ages are listed in it, which must be 2^k, 2^k + 1, …; for
+// "none" the m ages 0, …, m − 1 stand for any m distinct ages below Steps.
+func disclosedRanges(d *Deletion) ([]bound.AgeRange, error) {
+	if len(d.Earlier) > 0 {
+		return nil, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: ages disclosed by range are not combined with earlier requests", ErrSpec))
+	}
+	m := len(d.Ages)
+	asc := slices.Clone(d.Ages)
+	slices.Sort(asc)
+	var ranges []bound.AgeRange
+	switch d.Disclosed {
+	case "none":
+		for i, a := range asc {
+			if a != i {
+				return nil, specErr("Deletion.Ages", d.Ages, fmt.Errorf("%w: ages disclosed as none are listed as 0, …, m − 1", ErrSpec))
+			}
+		}
+		ranges = []bound.AgeRange{{Lo: 0, Hi: d.Steps - 1, Count: m}}
+	case "pow2":
+		for i := 0; i < m; {
+			b := ageBucket(asc[i])
+			j := i
+			for j < m && ageBucket(asc[j]) == b {
+				if asc[j] != b+(j-i) {
+					return nil, specErr("Deletion.Ages", d.Ages, fmt.Errorf("%w: ages disclosed as pow2 are listed as 2^k, 2^k + 1, … in each bucket", ErrSpec))
+				}
+				j++
+			}
+			hi := min(max(2*b-1, b), d.Steps-1)
+			ranges = append(ranges, bound.AgeRange{Lo: b, Hi: hi, Count: j - i})
+			i = j
+		}
+	default:
+		return nil, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: pow2, none or empty", ErrSpec))
+	}
+	for i := range ranges { // ages counted from the release
+		ranges[i].Lo += d.Horizon
+		ranges[i].Hi += d.Horizon
+	}
+	return ranges, nil
+}
+
+// ageBucket is a rounded down to a power of two (0 and 1 as they are).
+func ageBucket(a int) int {
+	if a <= 1 {
+		return a
+	}
+	b := 1
+	for b*2 <= a {
+		b *= 2
+	}
+	return b
 }

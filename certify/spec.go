@@ -138,6 +138,18 @@ type Deletion struct {
 	// path gives the diameter when Earlier is not empty. Empty for one
 	// request.
 	Earlier []Request `json:"earlier,omitempty"`
+	// Disclosed says how Ages disclose the true ages when they are not
+	// the true ones: "pow2" (each listed age stands for its bucket [2^k,
+	// 2^(k+1)), 0 and 1 alone, and the ages of a bucket holding c deleted
+	// inserts are listed as 2^k, …, 2^k + c − 1) or "none" (only their
+	// number m, listed as 0, …, m − 1). The scheduled bound then takes the
+	// largest α over every true-age configuration consistent with the
+	// disclosure (bound.Dynamics.WorstBound, docs/theory.md §16.12); it is
+	// not combined with Earlier. The guarded-memory recursion uses the
+	// listed ages as they are (lower bounds of the true ones: sound where
+	// its α is non-increasing in every age, which the model store checks).
+	// Empty: the ages are the true ones.
+	Disclosed string `json:"disclosed,omitempty"`
 	// Replayed is the number of inserts retain fine-tuning re-applied.
 	Replayed int `json:"replayed,omitempty"`
 	// InWindow is, for a window replay whose checkpoint is older than some
@@ -351,6 +363,9 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 			}
 		default:
 			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
+		}
+		if d.Disclosed != "" && d.Disclosed != "pow2" && d.Disclosed != "none" {
+			return Sensitivity{}, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: pow2, none or empty", ErrSpec))
 		}
 		if d.Replayed < 0 || d.Replayed > MaxHorizon {
 			return Sensitivity{}, specErr("Deletion.Replayed", d.Replayed, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
