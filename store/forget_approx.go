@@ -167,8 +167,9 @@ func eraseEvents(tx *sql.Tx, ids []int64) error {
 }
 
 // noisedState is the state the store keeps after an approximate forget:
-// l with w the released (noised) w projected onto the learner's ball, an
-// empty memory, and the skip counter of the un-noised trajectory set to 0;
+// l with w — and the iterate average, when the learner averages — the
+// released (noised) vector projected onto the learner's ball, an empty
+// memory, and the skip counter of the un-noised trajectory set to 0;
 // its event count and deleted ids (public: the log's rows and the
 // tombstones) stay. It returns the learner and its stored bytes.
 func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Learner, []byte, error) {
@@ -180,6 +181,15 @@ func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Lear
 	}
 	n := l.Clone()
 	n.SetW(w)
+	if st := n.OptionState(); st.AverageN > 0 {
+		// The released vector is the average (olbfgs.Learner.Deployed):
+		// the un-noised average holds the deleted data's influence as much
+		// as the iterate does, and is replaced by the released one too.
+		copy(st.Average, w)
+		if err := n.SetOptionState(st); err != nil {
+			return nil, nil, errors.New("store: the noised average does not fit the learner's state")
+		}
+	}
 	n.Memory().Reset()
 	snap, err := s.encodeState(n)
 	if err != nil {
@@ -237,11 +247,21 @@ func (s *Store) noiseSpec(ctx context.Context, tx *sql.Tx, f forgetFacts, o Forg
 		// for a loss kind without its constants, and refuses one).
 		spec.Deletions = len(f.u) + others
 		return spec, nil
+	case p.Dynamics != nil && s.state.Inserts() != s.state.T():
+		// The learner's count restarted (a drop and refill): the schedule
+		// is not the one the log's positions give.
+		spec.Deletions = len(f.u) + others
+		return spec, nil
 	case p.Dynamics != nil:
 		// The scheduled bound (docs/theory.md §16) depends on the ages and
-		// is not known to be monotone in them: disclosed ages below the
-		// true ones would not bound α from above. The diameter bound holds.
-		spec.Deletions = len(f.u) + others
+		// is not known to be monotone in them: the certificate says how
+		// its ages disclose the true ones, and α is the largest bound over
+		// every true-age configuration consistent with that
+		// (bound.Dynamics.WorstBound, §16.12), which certify recomputes
+		// from the certificate alone. T₀ is the learner's count of
+		// applied inserts, public (the log's rows, erased ones included).
+		spec.Deletion = &certify.Deletion{Ages: discloseAges(ages, how), Steps: s.state.Inserts(), Disclosed: how.String(), Intervention: b}
+		spec.Established = established.New(fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0, T₀ = %d inserts) and counted the deleted inserts' ages itself; the certificate discloses %s, and α is the largest scheduled bound over every true-age configuration consistent with that disclosure", s.state.Inserts(), disclosureWords(how)))
 		return spec, nil
 	case !p.Recursion:
 		how = AgesNone // α does not depend on the ages: disclose none
