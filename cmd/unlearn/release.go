@@ -35,13 +35,13 @@ certificate (unlearn-certificate/v2):
   exact     every forget so far was served by replay (or resolved): the
             state is the counterfactual bit for bit and is released as it
             is, memory included, with α = 0 and no noise;
-  diameter  an approximate forget is pending: the state is the noised,
-            certified release that forget made (kept in the store: 'unlearn
-            releases --get'; its α derived from the request's public
-            description when the learner allows it) continued on retained
-            data; a release of it is noised again with α the diameter 2W' of
-            the learner's ball (W' its radius, init --radius), which holds
-            whatever produced the state.
+  refused   an approximate forget is pending: the state is the noised,
+            certified release that forget published (kept in the store:
+            'unlearn releases --get N', named in the message), continued on
+            retained data; serve that release, or resolve the request
+            ('unlearn forget --resolve') for an exact one. A new noised
+            release of it would be a second guarantee at the diameter α,
+            charged again.
 
 After a noised release, the expected noise norm σ·√d is printed beside the
 radius W' that bounds every un-noised model (both public); a warning says
