@@ -169,9 +169,13 @@ func eraseEvents(tx *sql.Tx, ids []int64) error {
 // noisedState is the state the store keeps after an approximate forget:
 // l with w — and the iterate average, when the learner averages — the
 // released (noised) vector projected onto the learner's ball, an empty
-// memory, and the skip counter of the un-noised trajectory set to 0;
-// its event count and deleted ids (public: the log's rows and the
-// tombstones) stay. It returns the learner and its stored bytes.
+// memory, the skip counter of the un-noised trajectory set to 0 and the
+// progressive statistics (Config.Progress) reset to zero; its event and
+// insert counts, the number of iterates averaged (a function of the
+// insert count) and the deleted ids (public: the log's rows and the
+// tombstones) stay. Nothing else of l is kept: every stored field is a
+// function of the release and of public counts (TestNoisedStateHoldsOnlyPublic).
+// It returns the learner and its stored bytes.
 func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Learner, []byte, error) {
 	w := slices.Clone(released)
 	if r := s.cfg.Radius; r > 0 {
@@ -181,14 +185,29 @@ func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Lear
 	}
 	n := l.Clone()
 	n.SetW(w)
-	if st := n.OptionState(); st.AverageN > 0 {
+	st := n.OptionState()
+	if st.StandardizeN > 0 {
+		// Refused before (certify: a noised release of a standardizing
+		// learner cannot be certified); kept here so that no state with
+		// the deleted rows' statistics is ever stored.
+		return nil, nil, errors.New("store: a standardizing learner's statistics depend on every row: no noised state can be kept")
+	}
+	if st.AverageN > 0 {
 		// The released vector is the average (olbfgs.Learner.Deployed):
 		// the un-noised average holds the deleted data's influence as much
 		// as the iterate does, and is replaced by the released one too.
 		copy(st.Average, w)
-		if err := n.SetOptionState(st); err != nil {
-			return nil, nil, errors.New("store: the noised average does not fit the learner's state")
-		}
+	}
+	if st.Progress.N > 0 {
+		// The progressive statistics (loss sums, the recent window's
+		// predictions) were computed by the un-noised trajectory on every
+		// insert, the deleted ones included: they restart from zero, and
+		// count the inserts after this forget only.
+		st.Progress = olbfgs.Progress{RecentPredicted: make([]float64, len(st.Progress.RecentPredicted)),
+			RecentLabels: make([]float64, len(st.Progress.RecentLabels))}
+	}
+	if err := n.SetOptionState(st); err != nil {
+		return nil, nil, errors.New("store: the noised options' state does not fit the learner's state")
 	}
 	n.Memory().Reset()
 	snap, err := s.encodeState(n)
