@@ -15,14 +15,16 @@ import (
 	"unlearn/model"
 )
 
-// TestEvaluateNoiseOnScores: a noised release of a certifiable-profile
-// store, evaluated with its certificate, reports the observed spread of its
-// scores xᵀw and, beside it, the spread of the noise's effect xᵀn that the
-// certificate's σ implies — σ·√(mean ‖x‖²) over the held-out rows, ‖x‖ of
-// the row as the model scores it (with the intercept's 1), computed here
-// from the CSV independently — and its 99th percentile, which lies
-// between the smallest and the largest row's own; release prints the bound
-// σ·B of every accepted row in the same terms.
+// TestEvaluateNoiseOnScores: the noised release an approximate forget of
+// a certifiable-profile store publishes, evaluated with its certificate,
+// reports the observed spread of its scores xᵀw and, beside it, the spread
+// of the noise's effect xᵀn that the certificate's σ implies — σ·√(mean
+// ‖x‖²) over the held-out rows, ‖x‖ of the row as the model scores it
+// (with the intercept's 1), computed here from the CSV independently — and
+// its 99th percentile, which lies between the smallest and the largest
+// row's own; the forget prints the bound σ·B of every accepted row in the
+// same terms, and release, while the request is pending, refuses and
+// names that release.
 func TestEvaluateNoiseOnScores(t *testing.T) {
 	dir := t.TempDir()
 	data := practitionerCSV(t, "data.csv", 80, nil)
@@ -32,16 +34,21 @@ func TestEvaluateNoiseOnScores(t *testing.T) {
 	require.NoError(t, err, out)
 	out, err = runCLI(t, append([]string{"ingest", "--store", st, "--data", data}, flags...)...)
 	require.NoError(t, err, out)
-	_, err = runCLI(t, "forget", "--store", st, "--ids", "40", "--max-replay", "1", "--intervention", "noop")
-	require.NoError(t, err)
 	_, err = runCLI(t, "keygen", "--out", key)
 	require.NoError(t, err)
-	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
-	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
-		"--key", key+".key", "--insecure-seeded", "3", "--no-ledger")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "40", "--max-replay", "1", "--intervention", "noop",
+		"--epsilon", "1", "--delta", "1e-5", "--key", key+".key", "--insecure-seeded", "3", "--no-ledger")
 	require.NoError(t, err, out)
-	require.Contains(t, out, "path: derived")
+	require.Contains(t, out, "kept only noised: release 1 (")
+	require.Contains(t, out, ", derived; σ = ")
 	require.Contains(t, out, "sd(xᵀn) ≤ σ·B")
+	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
+	_, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert,
+		"--key", key+".key", "--insecure-seeded", "3", "--no-ledger")
+	require.ErrorContains(t, err, "approximate forgets are pending")
+	require.ErrorContains(t, err, "'unlearn releases --get 1'")
+	_, err = runCLI(t, "releases", "--store", st, "--get", "1", "--out", rel, "--certificate", cert)
+	require.NoError(t, err)
 	c, err := certify.ParseCertificate(mustRead(t, cert))
 	require.NoError(t, err)
 

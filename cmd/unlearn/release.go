@@ -150,8 +150,7 @@ experiments only.`,
 				if err != nil {
 					return fmt.Errorf("refused, nothing written: %w", err)
 				}
-				tot := l.Totals()
-				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP: docs/theory.md §10.1)\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+				printCharge(cmd.ErrOrStderr(), e.Seq, ledgerFile, l, r.Certificate)
 			}
 			// Kept in the store after the charge and before the files are
 			// written: a kill -9 in between over-charges, or leaves a kept
@@ -228,4 +227,19 @@ func printReleasePath(w io.Writer, path string, c *certify.Certificate) {
 	fmt.Fprintf(w, "path: %s (the derived bound is not smaller: %s)\n", s.Binding, why)
 	fmt.Fprintln(w, "  to get a smaller α: create the store with the pair guard (init --pair-angle, --pair-min, --pair-max) so that the recursion contracts (ρ < 1), "+
 		"or serve forgets exactly (a larger forget --max-replay, or none) so that no approximate request is pending")
+}
+
+// printCharge reports a ledger charge: the ε the ledger's releases spend
+// together at its budget's δ (composed exactly as Gaussian DP: the
+// charge is μ = α/σ of the σ applied, docs/theory.md §10.1), and why
+// that may differ from the ε the certificate states: the ledger converts
+// at its own δ (a larger δ gives a smaller ε for the same release), and
+// the calibration rounds σ up (at the certificate's own δ the charge is
+// at most its ε, within 0.1%).
+func printCharge(w io.Writer, seq int, file string, l *ledger.Ledger, c *certify.Certificate) {
+	tot, b := l.Totals(), l.Budget()
+	fmt.Fprintf(w, "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP, μ = α/σ each: docs/theory.md §10.1)\n", seq, file, tot.Epsilon, b.Epsilon, b.Delta)
+	if b.Delta != c.Delta {
+		fmt.Fprintf(w, "  the certificate states (ε, δ) = (%v, %v); the ledger counts the same Gaussian release at its budget's δ = %v, where its ε differs (smaller for a larger δ)\n", c.Epsilon, c.Delta, b.Delta)
+	}
 }
