@@ -31,6 +31,12 @@ func (c *certifiableFlags) apply(cfg *olbfgs.Config) {
 
 // certifiableSummary says in one line whether a learner configured as cfg
 // can have a noised release certified, and with which settings.
+// clipWords says that ingest clips rows to the sample bound (a store of
+// the certifiable profile: store.Config.ClipToBound).
+func clipWords(cfg olbfgs.Config) string {
+	return fmt.Sprintf("rows clipped to the sample bound: ingest scales a row with ‖x‖ > B = %.4g onto the ball ‖x‖ = B (a map of the row alone: B stays a fact of every logged row)", cfg.SampleBound)
+}
+
 func certifiableSummary(cfg olbfgs.Config) string {
 	if cfg.Radius <= 0 || cfg.SampleBound <= 0 {
 		return "not certifiable: a noised release needs --radius and --sample-bound (init); only exact releases (every forget served by replay) can be published"
