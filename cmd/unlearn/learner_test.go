@@ -283,6 +283,9 @@ func TestCertifiableProfileClipsRows(t *testing.T) {
 	g, w := loadSnapshot(t, got), loadSnapshot(t, want)
 	require.Equal(t, b, g.Config().SampleBound)
 	require.True(t, g.Equal(w), "the store after forget differs from train on the edited data")
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "rows clipped to the sample bound")
 
 	// The same bound without the profile: the row is refused, not clipped.
 	other := filepath.Join(dir, "other")

@@ -110,6 +110,9 @@ A failed check exits non-zero naming the damaged row or table.`,
 					fmt.Fprintln(out, optionsSummary(c))
 				}
 				fmt.Fprintln(out, certifiableSummary(c))
+				if st.ClipToBound {
+					fmt.Fprintln(out, clipWords(c))
+				}
 				if st.Damage != "" {
 					fmt.Fprintf(out, "log: %d events, head seq %d; the state is damaged\n", st.Events, st.Head)
 				} else {
