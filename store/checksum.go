@@ -131,7 +131,12 @@ func sumKey(key string, id int64) []byte {
 
 // configKeys are the meta rows that define the store (sumConfig covers
 // them, in this order); a missing optional row is summed as NULL.
-var configKeys = []string{"header", "learner", "checkpoint_every", "resolve_after_events", "resolve_within"}
+// presentConfigKeys, added later, are summed (after them) only when
+// present, so that the sums of stores created before they existed hold.
+var (
+	configKeys        = []string{"header", "learner", "checkpoint_every", "resolve_after_events", "resolve_within"}
+	presentConfigKeys = []string{"clip_to_bound"}
+)
 
 // sumConfig is the sum of the store's defining meta rows.
 func sumConfig(meta map[string]string) []byte {
@@ -141,6 +146,11 @@ func sumConfig(meta map[string]string) []byte {
 			s.str(k).str(v)
 		} else {
 			s.str(k).null()
+		}
+	}
+	for _, k := range presentConfigKeys {
+		if v, ok := meta[k]; ok {
+			s.str(k).str(v)
 		}
 	}
 	return s.sum()

@@ -50,6 +50,9 @@ type Status struct {
 	// (*CorruptError's text). Status is then all that runs, with Resolve
 	// (which rebuilds a damaged state); Check finds everything else.
 	Damage string
+	// ClipToBound reports whether ingest clips payloads to the sample
+	// bound (Config.ClipToBound).
+	ClipToBound bool
 	// Policy is the store's resolution policy, and Due what it says now.
 	Policy ResolvePolicy
 	Due    Due
@@ -121,7 +124,7 @@ func (s *Store) Status() (Status, error) {
 	// One read transaction: the counts, the head and the state are of one
 	// commit (another process may commit between two autocommit queries).
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
-		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, NeedsNoise: !s.exact, Policy: s.policy}
+		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, NeedsNoise: !s.exact, Policy: s.policy, ClipToBound: s.clip}
 		if err := s.usable(); err != nil {
 			st.Damage = err.Error()
 		} else {
