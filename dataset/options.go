@@ -3,6 +3,7 @@ package dataset
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"unlearn/stream"
@@ -84,6 +85,12 @@ type Options struct {
 	// Scale divides IDX pixel values. If zero, defaults to 255 (features
 	// in [0, 1]).
 	Scale float64 `json:"scale,omitempty"`
+	// FeatureScale declares a fixed map of some CSV or LIBSVM features
+	// (a divisor or a range each, see [FeatureScale]; [ReadFeatureScale]
+	// reads one from a file), applied to every row read; the header's
+	// metadata "source" records it resolved to coordinates. A feature it
+	// does not name is taken as it is.
+	FeatureScale []FeatureScale `json:"feature_scale,omitempty"`
 
 	// Classes selects the classes of a classification stream; rows of
 	// other classes are skipped and counted in Stats.Skipped. Labels
@@ -207,6 +214,10 @@ func (o Options) validate(f Format) error {
 		return optErr("Scale", "%v: want a positive finite divisor (0: 255)", o.Scale)
 	case o.Scale != 0 && f != IDX:
 		return optErr("Scale", "applies to IDX files only")
+	case len(o.FeatureScale) > 0 && f == IDX:
+		return optErr("FeatureScale", "applies to CSV and LIBSVM files only (IDX pixels have Scale)")
+	case o.Sparse && slices.ContainsFunc(o.FeatureScale, func(fs FeatureScale) bool { return fs.Range != nil }):
+		return optErr("FeatureScale", "a range maps 0 to another value and a sparse read stores no zeros: declare divisors, or read the file dense")
 	case o.Labels != "" && f != IDX:
 		return optErr("Labels", "applies to IDX files only")
 	case o.Labels != "" && o.Unlabeled:

@@ -21,6 +21,7 @@ type RawRows struct {
 	scale   float64
 	kind    stream.Kind
 	classes []string
+	fscale  []FeatureScale // a CSV or LIBSVM source's declared feature scale
 }
 
 // NewRawRows returns the preprocessing of a data source (from [SourceOf];
@@ -46,6 +47,7 @@ func NewRawRows(src *Source, kind stream.Kind, classes []string) (*RawRows, erro
 	}
 	if src != nil {
 		r.format = src.Format
+		r.fscale = src.FeatureScale
 		if src.Format == IDX {
 			r.scale = src.Scale
 			if r.scale == 0 {
@@ -65,9 +67,19 @@ func (r *RawRows) Classes() []string { return r.classes }
 // each an integer 0…255 (a byte of the file), are divided by the scale; a
 // CSV's or a LIBSVM file's values are taken as they are. A value that the
 // format cannot hold (a pixel that is not a byte) is an error naming its
-// 0-based index (errors.Is ErrValue); x is then unchanged.
+// 0-based index (errors.Is ErrValue); x is then unchanged. A CSV's or
+// LIBSVM file's declared feature scale (Source.FeatureScale) is applied as
+// the reader applies it: each declared feature divided by its divisor or
+// mapped from its range onto [0, 1], a value outside the range refused
+// (ErrValue, naming the feature).
 func (r *RawRows) Features(x []float64) error {
 	if r.format != IDX {
+		if len(r.fscale) == 0 {
+			return nil
+		}
+		if err := scaleFeatures(r.fscale, x, nil); err != nil {
+			return &rawError{msg: strings.TrimSuffix(err.Error(), ": "+ErrValue.Error()), err: ErrValue}
+		}
 		return nil
 	}
 	for j, p := range x {

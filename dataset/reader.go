@@ -41,6 +41,8 @@ type Reader struct {
 	line int    // the line of the last event returned
 	key  string // the string id of the last event returned
 	done bool
+	// scale is the resolved Options.FeatureScale, applied to each row.
+	scale []FeatureScale
 }
 
 var _ EventIterator = (*Reader)(nil)
@@ -110,6 +112,9 @@ func Open(path string, opts Options) (stream.Header, *Reader, error) {
 		return stream.Header{}, nil, fmt.Errorf("dataset: %s: header: %w", path, err)
 	}
 	r := &Reader{path: path, lim: opts.Limit, loss: loss}
+	if s, _, _, err := SourceOf(hdr); err == nil {
+		r.scale = s.FeatureScale
+	}
 	if !opts.Unlabeled {
 		r.val = stream.NewValidator(loss)
 	}
@@ -246,6 +251,9 @@ type Source struct {
 	// IDX image's rows and columns (rows·cols = d).
 	Scale float64 `json:"scale,omitempty"`
 	Shape []int   `json:"shape,omitempty"`
+	// FeatureScale is Options.FeatureScale resolved: each declared
+	// feature with its 1-based coordinate, in coordinate order.
+	FeatureScale []FeatureScale `json:"feature_scale,omitempty"`
 	// Shuffle and Limit are Options.Shuffle and Options.Limit.
 	Shuffle *uint64 `json:"shuffle_seed,omitempty"`
 	Limit   int     `json:"limit,omitempty"`
@@ -293,6 +301,17 @@ func header(path string, f Format, o Options, src source) (stream.Header, error)
 		m.Scale = is.scale
 		m.Shape = []int{is.rows, is.cols}
 	}
+	if len(o.FeatureScale) > 0 {
+		names := indexNames(src.dim())
+		if cs, ok := src.(*csvSource); ok {
+			names = cs.featureNames()
+		}
+		fs, err := resolveFeatureScale(o.FeatureScale, names)
+		if err != nil {
+			return stream.Header{}, err
+		}
+		m.FeatureScale = fs
+	}
 	if err := h.SetMeta(MetaSource, m); err != nil {
 		return stream.Header{}, err
 	}
@@ -330,6 +349,11 @@ func (r *Reader) Next() (stream.Event, error) {
 			r.done = true
 		}
 		return stream.Event{}, err
+	}
+	if len(r.scale) > 0 {
+		if err := scaleFeatures(r.scale, rw.x, rw.idx); err != nil {
+			return stream.Event{}, &PosError{File: r.path, Line: rw.line, Err: err}
+		}
 	}
 	e := stream.Event{Op: stream.Insert, ID: rw.id, Sample: stream.Sample{V: rw.x, S: rw.y, Idx: rw.idx}}
 	if r.val == nil {

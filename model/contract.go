@@ -57,6 +57,11 @@ type Contract struct {
 	// Shape is the IDX image's rows and columns, rows·cols = d (IDX only;
 	// absent in contracts recorded before it was).
 	Shape []int `json:"shape,omitempty"`
+	// FeatureScale is the CSV's or LIBSVM file's declared per-feature map
+	// (dataset.FeatureScale: a divisor or a range [lo, hi] of each named
+	// feature, with its 1-based coordinate, in coordinate order), applied
+	// to every row read into the model; absent when none was declared.
+	FeatureScale []dataset.FeatureScale `json:"feature_scale,omitempty"`
 }
 
 // UnnamedClasses are the class labels of a binary logistic model whose
@@ -73,7 +78,7 @@ func ContractOf(h stream.Header) (*Contract, error) {
 		return nil, err
 	}
 	c := &Contract{Format: src.Format, Label: src.Label, ID: src.ID,
-		Exclude: slices.Clone(src.Exclude), Classes: slices.Clone(src.Classes)}
+		Exclude: slices.Clone(src.Exclude), Classes: slices.Clone(src.Classes), FeatureScale: slices.Clone(src.FeatureScale)}
 	switch src.Format {
 	case dataset.CSV:
 		c.Features = features
@@ -120,6 +125,9 @@ func (c *Contract) Validate(kind stream.Kind, d, k int) error {
 	} else if c.Scale != 0 || c.Shape != nil {
 		return contractErr("scale", "an image scale or shape in a %s contract", c.Format)
 	}
+	if err := c.validateFeatureScale(d); err != nil {
+		return err
+	}
 	switch {
 	case kind == stream.KindRegression && len(c.Classes) > 0:
 		return contractErr("classes", "a regression model has no classes")
@@ -133,6 +141,35 @@ func (c *Contract) Validate(kind stream.Kind, d, k int) error {
 			if dataset.SameLabel(c.Classes[i], c.Classes[j]) {
 				return contractErr("classes", "%q and %q are the same class", c.Classes[j], c.Classes[i])
 			}
+		}
+	}
+	return nil
+}
+
+// validateFeatureScale checks the declared feature scale: none for IDX;
+// each entry a positive finite divisor or a finite range lo < hi, of a
+// coordinate 1 … d in increasing order, named as the CSV's feature there
+// (a LIBSVM feature is named by its index).
+func (c *Contract) validateFeatureScale(d int) error {
+	if len(c.FeatureScale) > 0 && c.Format == dataset.IDX {
+		return contractErr("feature_scale", "a per-feature scale in an idx contract (its pixels have scale)")
+	}
+	for i, f := range c.FeatureScale {
+		name := strconv.Itoa(f.Index)
+		if c.Format == dataset.CSV && f.Index >= 1 && f.Index <= len(c.Features) {
+			name = c.Features[f.Index-1]
+		}
+		switch {
+		case f.Index < 1 || f.Index > d:
+			return contractErr("feature_scale", "entry %d: coordinate %d outside 1…%d", i+1, f.Index, d)
+		case i > 0 && f.Index <= c.FeatureScale[i-1].Index:
+			return contractErr("feature_scale", "entry %d: coordinate %d after %d: want increasing coordinates", i+1, f.Index, c.FeatureScale[i-1].Index)
+		case f.Feature != name:
+			return contractErr("feature_scale", "entry %d: %q at coordinate %d, whose feature is %q", i+1, f.Feature, f.Index, name)
+		case f.Divisor != 0 && f.Range != nil,
+			f.Range == nil && !(f.Divisor > 0 && !math.IsInf(f.Divisor, 0)),
+			f.Range != nil && (len(f.Range) != 2 || !(f.Range[0] < f.Range[1]) || math.IsInf(f.Range[1]-f.Range[0], 0)):
+			return contractErr("feature_scale", "entry %d (%q): want a positive finite divisor or a finite range lo < hi", i+1, f.Feature)
 		}
 	}
 	return nil
@@ -187,10 +224,28 @@ func (c *Contract) Check(data *Contract, o CheckOptions) error {
 		binary := o.Kind != stream.KindMultinomial
 		return &MismatchError{Field: "classes", Want: classes(c.Classes, binary), Got: classes(data.Classes, binary)}
 	}
+	if !slices.EqualFunc(c.FeatureScale, data.FeatureScale, dataset.FeatureScale.Equal) {
+		return &MismatchError{Field: "feature_scale", Want: featureScale(c.FeatureScale), Got: featureScale(data.FeatureScale)}
+	}
 	if c.Format == dataset.IDX && data.Format == dataset.IDX && c.Scale != data.Scale {
 		return &MismatchError{Field: "scale", Want: "pixels divided by " + num(c.Scale), Got: "pixels divided by " + num(data.Scale)}
 	}
 	return nil
+}
+
+// featureScale describes a declared feature scale for a mismatch.
+func featureScale(fs []dataset.FeatureScale) string {
+	if len(fs) == 0 {
+		return "no feature scale (values as they are)"
+	}
+	q := make([]string, len(fs))
+	for i, f := range fs {
+		q[i] = f.String()
+	}
+	if len(q) > 4 {
+		q = append(q[:3], "…", q[len(q)-1])
+	}
+	return fmt.Sprintf("feature scale of %d features: %s", len(fs), strings.Join(q, ", "))
 }
 
 func sameClasses(a, b []string) bool {

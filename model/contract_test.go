@@ -1,9 +1,11 @@
 package model
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -179,4 +181,61 @@ func TestContractCheckMessages(t *testing.T) {
 	c := &Contract{Format: dataset.CSV, Features: []string{"a", "b"}}
 	err = c.Check(&Contract{Format: dataset.CSV, Features: []string{"b", "a"}}, CheckOptions{})
 	require.EqualError(t, err, `features: the model expects 2 feature columns "a", "b", the data has 2 feature columns "b", "a" (feature 1 is "b", the model's is "a": columns in another order)`)
+}
+
+// TestContractFeatureScale: a declared feature scale goes from the data
+// options through the stream header into the contract and back through
+// JSON unchanged; Validate refuses a scale that cannot describe the
+// model's features; Check refuses data without the model's scale, with
+// another one, and a model without one given data with one, naming the
+// field feature_scale.
+func TestContractFeatureScale(t *testing.T) {
+	fs := []dataset.FeatureScale{{Feature: "b", Range: []float64{-1, 3}}, {Feature: "a", Divisor: 2600}}
+	cols := []string{"a", "b", "y"}
+	h := csvHeader(t, cols, dataset.Options{Label: "y", FeatureScale: fs})
+	c, err := ContractOf(h)
+	require.NoError(t, err)
+	want := []dataset.FeatureScale{{Feature: "a", Index: 1, Divisor: 2600}, {Feature: "b", Index: 2, Range: []float64{-1, 3}}}
+	require.Equal(t, want, c.FeatureScale)
+	require.NoError(t, c.Validate(stream.KindLogistic, 2, 0))
+	b, err := json.Marshal(c)
+	require.NoError(t, err)
+	require.Contains(t, string(b), `"feature_scale":[{"feature":"a","index":1,"divisor":2600},{"feature":"b","index":2,"range":[-1,3]}]`)
+	var back Contract
+	require.NoError(t, json.Unmarshal(b, &back))
+	require.Equal(t, c, &back)
+	require.NoError(t, c.Check(&back, CheckOptions{}))
+
+	for name, edit := range map[string]func(c *Contract){
+		"index out of range": func(c *Contract) { c.FeatureScale[1].Index = 3 },
+		"wrong name":         func(c *Contract) { c.FeatureScale[0].Feature = "b" },
+		"out of order":       func(c *Contract) { c.FeatureScale[0], c.FeatureScale[1] = c.FeatureScale[1], c.FeatureScale[0] },
+		"zero divisor":       func(c *Contract) { c.FeatureScale[0].Divisor = 0 },
+		"both":               func(c *Contract) { c.FeatureScale[1].Divisor = 2 },
+		"empty range":        func(c *Contract) { c.FeatureScale[1].Range = []float64{3, 3} },
+		"idx":                func(c *Contract) { c.Format, c.Features, c.Label, c.Scale = dataset.IDX, nil, "", 255 },
+	} {
+		bad := back
+		bad.FeatureScale = []dataset.FeatureScale{want[0], want[1]}
+		bad.FeatureScale[1].Range = slices.Clone(want[1].Range)
+		edit(&bad)
+		err := bad.Validate(stream.KindLogistic, 2, 0)
+		var ce *ContractError
+		require.True(t, errors.As(err, &ce), "%s: %v", name, err)
+		require.Equal(t, "feature_scale", ce.Field, name)
+	}
+
+	plain, err := ContractOf(csvHeader(t, cols, dataset.Options{Label: "y"}))
+	require.NoError(t, err)
+	other, err := ContractOf(csvHeader(t, cols, dataset.Options{Label: "y", FeatureScale: fs[1:]}))
+	require.NoError(t, err)
+	for _, pair := range [][2]*Contract{{c, plain}, {plain, c}, {c, other}} {
+		err := pair[0].Check(pair[1], CheckOptions{ByPosition: true})
+		var me *MismatchError
+		require.True(t, errors.As(err, &me), "%v", err)
+		require.Equal(t, "feature_scale", me.Field)
+	}
+	err = c.Check(plain, CheckOptions{})
+	require.ErrorContains(t, err, `feature scale of 2 features: "a" / 2600, "b" in [-1, 3]`)
+	require.ErrorContains(t, err, "no feature scale (values as they are)")
 }

@@ -205,3 +205,46 @@ func TestNoContractIsSaid(t *testing.T) {
 	require.Contains(t, out, "id,label,p_-1,p_1\n")
 	require.True(t, slices.Contains(strings.Split(out, "\n"), "predicted 40 rows with current state"))
 }
+
+// TestFeatureScaleContract: a store made with --feature-scale records it,
+// ingests, evaluates and predicts with it without the flag, and refuses
+// data read with another scale, with none (--feature-scale given a file
+// that declares another feature) and a stream converted without one,
+// naming the field and the flag; nothing is ingested by a refusal.
+func TestFeatureScaleContract(t *testing.T) {
+	dir := t.TempDir()
+	csvFile := dataFiles(t, dir)["csv"][0]
+	scale := filepath.Join(dir, "scale.csv")
+	require.NoError(t, os.WriteFile(scale, []byte("feature,divisor\na,3\nc,-4,4\n"), 0o644))
+	other := filepath.Join(dir, "other.json")
+	require.NoError(t, os.WriteFile(other, []byte(`{"a": 2}`), 0o644))
+	st := filepath.Join(dir, "store")
+	o, err := runCLI(t, "init", "--store", st, "--tau", "3", "--data", csvFile, "--label", "label", "--id", "name", "--feature-scale", scale)
+	require.NoError(t, err, o)
+	o, err = runCLI(t, "ingest", "--store", st, "--data", csvFile)
+	require.NoError(t, err, o)
+	head := storeHead(t, st)
+	o, err = runCLI(t, "evaluate", "--store", st, "--data", csvFile)
+	require.NoError(t, err, o)
+
+	conv := filepath.Join(dir, "plain.jsonl")
+	_, err = runCLI(t, "convert", csvFile, "--label", "label", "--id", "name", "--out", conv)
+	require.NoError(t, err)
+	for _, args := range [][]string{
+		{"ingest", "--store", st, "--data", csvFile, "--feature-scale", other},
+		{"predict", "--store", st, "--data", csvFile, "--feature-scale", other},
+		{"evaluate", "--store", st, "--data", csvFile, "--feature-scale", other},
+		{"ingest", "--store", st, conv},
+	} {
+		o, err := runCLI(t, args...)
+		require.Error(t, err, "%v: %s", args, o)
+		require.ErrorContains(t, err, "feature_scale", args)
+		require.ErrorContains(t, err, `"a" / 3, "c" in [-4, 4]`, args)
+		if args[len(args)-2] == "--feature-scale" {
+			require.ErrorContains(t, err, "omit --feature-scale", args)
+		}
+	}
+	require.Equal(t, head, storeHead(t, st), "nothing ingested")
+	_, err = runCLI(t, "init", "--store", filepath.Join(dir, "s2"), "--data", csvFile, "--label", "label", "--feature-scale", filepath.Join(dir, "none.json"))
+	require.ErrorContains(t, err, "--feature-scale")
+}

@@ -22,10 +22,13 @@ type dataFlags struct {
 	format, label, id, kind, labels string
 	exclude, classes                []string
 	comma                           string
-	lambda, scale                   float64
-	d, limit, skipLines             int
-	noHeader, sparse                bool
-	shuffle                         uint64
+	// featureScale is --feature-scale: the file declaring the per-feature
+	// scale of a CSV or LIBSVM file (dataset.ReadFeatureScale).
+	featureScale        string
+	lambda, scale       float64
+	d, limit, skipLines int
+	noHeader, sparse    bool
+	shuffle             uint64
 	// keys, set before add, says what becomes of a CSV's string ids in
 	// the command (the --id help); default: only that they are mapped.
 	keys string
@@ -49,6 +52,9 @@ const (
 	// them with a meaning for its other inputs too (run: a generated
 	// stream's kind and d) and copies them into dataFlags.kind and .d.
 	ownKindAndD
+	// withoutFeatureScale leaves --feature-scale out: the command (run)
+	// gives the name to its generated stream's covariance.
+	withoutFeatureScale
 )
 
 // mappingBesideOut is the --id help's keys text of the commands that
@@ -90,6 +96,9 @@ func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 	f.BoolVar(&df.sparse, "sparse", false, "LIBSVM: sparse payloads (x and x_index, 0-based): O(nnz) per event instead of O(d)")
 	f.StringVar(&df.labels, "labels", "", "IDX: the label file (default: the image file's name with images-idx3 replaced by labels-idx1)")
 	f.Float64Var(&df.scale, "scale", 0, "IDX: divide pixels by this (0: 255, features in [0,1])")
+	if set&withoutFeatureScale == 0 {
+		f.StringVar(&df.featureScale, "feature-scale", "", "CSV, LIBSVM: a file declaring a fixed scale of features, from the data's documentation, not its rows: JSON {\"name\": divisor or [lo, hi], …} or CSV rows name,divisor or name,lo,hi; a value is divided by its divisor or mapped from [lo, hi] onto [0, 1] (a value outside the range is refused); recorded in the model's data contract and applied to every row read into it")
+	}
 	f.StringSliceVar(&df.classes, "classes", nil, "logistic: two class labels NEG,POS mapped to -1 and +1 (required for IDX); multinomial: the K labels in class order, or all (every label of the file); rows of other classes are skipped and counted")
 	if set&withShuffle != 0 {
 		f.Uint64Var(&df.shuffle, "shuffle-seed", 0, "stream the rows in a seeded random order (default: file order; holds the selected rows in memory)")
@@ -101,7 +110,7 @@ func (df *dataFlags) add(f *pflag.FlagSet, set dataFlagSet) {
 
 // dataFlagNames are the names of every flag add may register.
 var dataFlagNames = []string{"format", "kind", "lambda", "label", "id", "exclude", "comma", "skip-lines",
-	"no-header", "d", "sparse", "labels", "scale", "classes", "shuffle-seed", "limit"}
+	"no-header", "d", "sparse", "labels", "scale", "feature-scale", "classes", "shuffle-seed", "limit"}
 
 // onlyWithData returns a flag error for the first data flag set on the
 // command line when no data file is read (--data not given); except names
@@ -153,6 +162,13 @@ func (df *dataFlags) options(fl *pflag.FlagSet) (dataset.Options, error) {
 			return o, flagError("comma", "%q: want a single character", df.comma)
 		}
 		o.Comma = r[0]
+	}
+	if df.featureScale != "" {
+		fs, err := dataset.ReadFeatureScale(df.featureScale)
+		if err != nil {
+			return o, flagError("feature-scale", "%v", err)
+		}
+		o.FeatureScale = fs
 	}
 	if fl.Lookup("shuffle-seed") != nil && fl.Changed("shuffle-seed") {
 		o.Shuffle = new(df.shuffle)

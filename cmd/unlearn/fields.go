@@ -33,7 +33,7 @@ var fieldFlags = map[string]string{
 	"Format": "format", "Kind": "kind", "Lambda": "lambda", "Label": "label", "ID": "id",
 	"Exclude": "exclude", "Comma": "comma", "D": "d", "Labels": "labels", "Scale": "scale",
 	"Classes": "classes", "Limit": "limit", "Shuffle": "shuffle-seed", "SkipLines": "skip-lines",
-	"NoHeader": "no-header", "Sparse": "sparse",
+	"NoHeader": "no-header", "Sparse": "sparse", "FeatureScale": "feature-scale",
 	// experiment.Config and certify's specs
 	"Tau": "tau", "Probes": "mq", "TDel": "t-del", "Horizon": "horizon", "Count": "count",
 	"T": "events", "Kappa": "kappa", "Replayed": "replayed", "Epsilon": "epsilon",

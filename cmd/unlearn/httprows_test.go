@@ -132,7 +132,8 @@ func httpCall(t *testing.T, url, method, path, token string, body any, out any) 
 // forget, leave the state `train` trains on the same raw file without
 // the forgotten rows, bit for bit; and /v1/predict on the file's raw rows
 // answers the labels and probabilities `unlearn predict --data` writes for
-// the file, bit for bit. A label outside the classes, and a pixel that is
+// the file, bit for bit — for a CSV store with a declared feature scale
+// (--feature-scale) too, whose out-of-range values are refused. A label outside the classes, and a pixel that is
 // not a byte (a row sent pre-scaled), are refused naming the row.
 func TestHTTPRowsAreTheFiles(t *testing.T) {
 	dir := t.TempDir()
@@ -141,6 +142,8 @@ func TestHTTPRowsAreTheFiles(t *testing.T) {
 	require.NoError(t, err)
 	key, err := sign.LoadSecret(filepath.Join(dir, "certifier.key"))
 	require.NoError(t, err)
+	scaleFile := filepath.Join(dir, "scale.json")
+	require.NoError(t, os.WriteFile(scaleFile, []byte(`{"a": 3, "c": [-4, 4]}`), 0o644))
 	for _, c := range []struct {
 		name    string
 		flags   []string // the data flags after the file
@@ -151,6 +154,7 @@ func TestHTTPRowsAreTheFiles(t *testing.T) {
 	}{
 		{"idx-scale", []string{"--classes", "2,0", "--scale", "7140", "--lambda", "0.1"}, rawIDX, files["idx"][0], []string{"2", "0"}, "1"},
 		{"csv", []string{"--label", "label", "--id", "name", "--classes", "0,1"}, rawCSV, files["csv"][0], []string{"0", "1"}, "2"},
+		{"csv-feature-scale", []string{"--label", "label", "--id", "name", "--classes", "0,1", "--feature-scale", scaleFile}, rawCSV, files["csv"][0], []string{"0", "1"}, "2"},
 		{"multinomial", []string{"--label", "species", "--id", "name", "--kind", "multinomial", "--classes", "all"}, rawCSV, species(t, dir, 45), []string{"cat", "dog", "eel"}, "fox"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -188,6 +192,9 @@ func TestHTTPRowsAreTheFiles(t *testing.T) {
 			require.Contains(t, string(contract.Source), `"classes"`)
 			if c.name == "idx-scale" {
 				require.Contains(t, string(contract.Source), `"scale":7140`)
+			}
+			if c.name == "csv-feature-scale" {
+				require.Contains(t, string(contract.Source), `"feature_scale":[{"feature":"a","index":1,"divisor":3},{"feature":"c","index":3,"range":[-4,4]}]`)
 			}
 
 			raw := c.raw(t, c.file)
@@ -232,6 +239,20 @@ func TestHTTPRowsAreTheFiles(t *testing.T) {
 					require.Equal(t, http.StatusUnprocessableEntity, httpCall(t, ts.URL, "POST", route, token, body, &p), route)
 					require.Equal(t, "rows[0]", p.Field, route)
 					require.Contains(t, p.Detail, "an IDX pixel is an integer 0…255", route)
+				}
+			}
+			if c.name == "csv-feature-scale" {
+				// A value outside its declared range is refused, not clipped.
+				out := [][]float64{slices.Clone(rows[0])}
+				out[0][2] = 4.5
+				for _, route := range []string{"/v1/events", "/v1/predict"} {
+					body := map[string]any{"rows": out}
+					if route == "/v1/events" {
+						body["labels"] = labels[:1]
+					}
+					require.Equal(t, http.StatusUnprocessableEntity, httpCall(t, ts.URL, "POST", route, token, body, &p), route)
+					require.Equal(t, "rows[0]", p.Field, route)
+					require.Contains(t, p.Detail, `feature "c" is 4.5, outside its declared range [-4, 4]`, route)
 				}
 			}
 			require.Equal(t, http.StatusOK, httpCall(t, ts.URL, "POST", "/v1/events", token, map[string]any{"rows": rows, "labels": labels, "ids": ids}, nil))

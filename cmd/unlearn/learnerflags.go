@@ -341,7 +341,7 @@ func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (o
 		why  string
 	}{
 		{"tau", fl.Changed("tau") && lf.tau != 0, "must be 0 in the certifiable profile: a curvature memory leaves α at the diameter or at a floor that does not decay (docs/theory.md §16.9)"},
-		{"standardize", lf.standardize, "is refused in the certifiable profile: its statistics are functions of every row, the deleted ones included; use the data's fixed --scale"},
+		{"standardize", lf.standardize, "is refused in the certifiable profile: its statistics are functions of every row, the deleted ones included; use the data's fixed --scale or --feature-scale"},
 		{"ridge-intercept", fl.Changed("ridge-intercept") && !lf.ridgeIntercept, "must stay on in the certifiable profile: an unregularized intercept has no contraction (μ = 0)"},
 		{"step-power", fl.Changed("step-power") && lf.stepPower != 1, "must be 1 in the certifiable profile: the proved schedule is η₀/(1 + η₀·a·t)"},
 		{"damping", fl.Changed("damping") && lf.damping != 0, "has no effect without a curvature memory and is refused in the certifiable profile"},

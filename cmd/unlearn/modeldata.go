@@ -36,7 +36,8 @@ const forceFeaturesHelp = "take the data's features by position: accept other CS
 // contractDefaults sets in o, for each reading option the command line
 // does not give, the model contract's value, so that a user need not
 // repeat how the model's data was read: --classes, and for data of the
-// model's format the CSV --label, --id and --exclude and the IDX --scale.
+// model's format the CSV --label, --id and --exclude, the CSV or LIBSVM
+// --feature-scale and the IDX --scale.
 // A flag given explicitly stays; the contract check then names it if it
 // makes the data differ from the model's.
 func (in intoModel) contractDefaults(fl *pflag.FlagSet, o *dataset.Options, path string) {
@@ -53,6 +54,9 @@ func (in intoModel) contractDefaults(fl *pflag.FlagSet, o *dataset.Options, path
 	}
 	if f != c.Format {
 		return
+	}
+	if (f == dataset.CSV || f == dataset.LIBSVM) && !fl.Changed("feature-scale") {
+		o.FeatureScale = slices.Clone(c.FeatureScale)
 	}
 	switch f {
 	case dataset.CSV:
@@ -136,6 +140,8 @@ func mismatchHint(err error, fromData bool) string {
 		return "; omit --classes to read the data with the model's"
 	case "scale":
 		return "; omit --scale to read the data with the model's"
+	case "feature_scale":
+		return "; omit --feature-scale to read the data with the model's declared scale"
 	case "features":
 		return "; --exclude COLUMN for a column that is not a feature, or --force-features if the columns are the model's features under other names"
 	}

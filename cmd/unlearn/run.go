@@ -107,7 +107,7 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 						return flagError(gen, "only for generated streams; the stream comes from --data %s", data)
 					}
 				}
-			} else if err := onlyWithData(fl, "kind", "d"); err != nil {
+			} else if err := onlyWithData(fl, "kind", "d", "feature-scale"); err != nil {
 				return err
 			}
 			if err := positiveFlags(map[string]float64{"t-del": float64(tdel), "tau": float64(tau), "eta": eta,
@@ -262,7 +262,7 @@ mapped ids or the keys themselves (--deleted u-14,u-22).`,
 	f.Float64Var(&scale, "feature-scale", 0, "generated logistic stream: largest feature-covariance eigenvalue (0: 1; κ gives the chaotic regime)")
 	f.BoolVar(&zero, "zero-timing", false, "omit wall-clock times from the record")
 	df.keys = mappingBesideOut
-	df.add(f, withShuffle|ownKindAndD)
+	df.add(f, withShuffle|ownKindAndD|withoutFeatureScale)
 	return cmd
 }
 

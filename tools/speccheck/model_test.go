@@ -48,7 +48,8 @@ func makeModelOutputs(o *outputs, dir string) error {
 		source   dataset.Source
 		features []string
 	}{
-		{"contract csv", dataset.Source{File: "patients.csv", Format: dataset.CSV, Label: "outcome", ID: "name", Exclude: []string{"notes"}, Classes: []string{"well", "sick"}}, []string{"age", "dose", "weight"}},
+		{"contract csv", dataset.Source{File: "patients.csv", Format: dataset.CSV, Label: "outcome", ID: "name", Exclude: []string{"notes"}, Classes: []string{"well", "sick"},
+			FeatureScale: []dataset.FeatureScale{{Feature: "age", Index: 1, Divisor: 100}, {Feature: "weight", Index: 3, Range: []float64{20, 220}}}}, []string{"age", "dose", "weight"}},
 		{"contract idx", dataset.Source{File: "t-images-idx3-ubyte", Format: dataset.IDX, Classes: []string{"0", "6"}, Scale: 255, Shape: []int{1, 3}}, nil},
 		{"contract libsvm", dataset.Source{File: "heart_scale", Format: dataset.LIBSVM}, nil},
 	} {

@@ -234,6 +234,11 @@ func formats() []format {
 				{"libsvm contract with a label column", "contract libsvm", editDoc(set("contract/label", "y")), true},
 				{"a repeated feature", "contract csv", editDoc(set("contract/features/1", "age")), true},
 				{"the file name", "contract csv", editDoc(set("contract/file", "patients.csv")), true},
+				{"a feature scale without its coordinate", "contract csv", editDoc(del("contract/feature_scale/0/index")), true},
+				{"a feature scale with a divisor and a range", "contract csv", editDoc(set("contract/feature_scale/0/range", []float64{0, 100})), true},
+				{"a feature scale with a zero divisor", "contract csv", editDoc(set("contract/feature_scale/0/divisor", 0)), true},
+				{"a feature scale range of one number", "contract csv", editDoc(set("contract/feature_scale/1/range", []float64{20})), true},
+				{"an idx contract with a feature scale", "contract idx", editDoc(set("contract/feature_scale", []map[string]any{{"feature": "1", "index": 1, "divisor": 2}})), true},
 			},
 		},
 		{
