@@ -30,7 +30,7 @@ const SnapshotFormatV2 = "olbfgs-state/v2"
 // round-trips, so a save/load cycle is bit-exact.
 type snapshot struct {
 	Format          string               `json:"format"`
-	Config          snapshotConfig       `json:"config"`
+	Config          ConfigJSON           `json:"config"`
 	T               int                  `json:"t"`
 	Skipped         int                  `json:"skipped"`
 	Inserts         *int                 `json:"inserts,omitempty"`
@@ -43,9 +43,12 @@ type snapshot struct {
 	Stream          json.RawMessage      `json:"stream"`
 }
 
-// snapshotConfig is Config with JSON names; the fields must stay in
-// Config's order (configJSON converts one into the other).
-type snapshotConfig struct {
+// ConfigJSON is Config with the JSON names of the snapshot format (and of
+// the model store's meta "learner"): the same fields in Config's order, so
+// that a conversion from one to the other is valid; the options of
+// docs/spec.md §2.1 are omitted when off, so that a configuration without
+// options is written as before they existed.
+type ConfigJSON struct {
 	Dim            int     `json:"d"`
 	Outputs        int     `json:"outputs,omitempty"`
 	Memory         int     `json:"tau"`
@@ -99,10 +102,10 @@ type snapshotProgress struct {
 // configJSON returns the snapshot form of a configuration (the same
 // fields, with JSON tags; the options' are omitted when off, so that a
 // configuration without options writes format v1's bytes).
-func configJSON(c Config) snapshotConfig { return snapshotConfig(c) }
+func configJSON(c Config) ConfigJSON { return ConfigJSON(c) }
 
 // config returns the configuration of a snapshot form.
-func (s snapshotConfig) config() Config { return Config(s) }
+func (s ConfigJSON) config() Config { return Config(s) }
 
 type snapshotPair struct {
 	S      []float64 `json:"s"`

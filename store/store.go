@@ -147,32 +147,10 @@ func Create(dir string, c Config) (*Store, error) {
 	return s, nil
 }
 
-// learnerJSON is the stored form of olbfgs.Config (meta "learner"): its
-// fields in Config's order, the options omitted when off, so that the
-// paper's learner is stored as before they existed.
-type learnerJSON struct {
-	Dim            int     `json:"d"`
-	Outputs        int     `json:"outputs,omitempty"`
-	Memory         int     `json:"tau"`
-	StepSize       float64 `json:"eta"`
-	InitialScale   float64 `json:"gamma0"`
-	CurvatureTol   float64 `json:"curvature_tol"`
-	Radius         float64 `json:"radius,omitempty"`
-	SampleBound    float64 `json:"sample_bound,omitempty"`
-	PairAngle      float64 `json:"pair_angle,omitempty"`
-	PairMin        float64 `json:"pair_min,omitempty"`
-	PairMax        float64 `json:"pair_max,omitempty"`
-	Intercept      bool    `json:"intercept,omitempty"`
-	RidgeIntercept bool    `json:"ridge_intercept,omitempty"`
-	Standardize    bool    `json:"standardize,omitempty"`
-	Average        bool    `json:"average,omitempty"`
-	AverageStart   int     `json:"average_start,omitempty"`
-	AveragePower   float64 `json:"average_power,omitempty"`
-	Damping        float64 `json:"damping,omitempty"`
-	StepDecay      float64 `json:"step_decay,omitempty"`
-	StepPower      float64 `json:"step_power,omitempty"`
-	Progress       bool    `json:"progress,omitempty"`
-}
+// learnerJSON is the stored form of olbfgs.Config (meta "learner"): the
+// snapshot format's, so that the paper's learner is stored as before the
+// options existed.
+type learnerJSON = olbfgs.ConfigJSON
 
 func (s *Store) initialize() error {
 	ctx := context.Background()
