@@ -197,17 +197,17 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 			return problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
 		}
 		var p *Problem
-		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, v.predictor.Dim()); p != nil {
+		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, v.predictor.Dim(), v.predictor.Features()); p != nil {
 			return p
 		}
 	}
 	if len(req.Rows) == 0 {
-		return problem("unprocessable", "rows is empty: send at least one row").at("rows")
+		return problem("unprocessable", "the batch has no rows: send at least one row").at("rows")
 	}
 	if len(req.Rows) > s.opt.MaxRows {
 		return problem("too-many-rows", "%d rows; at most %d rows a request (the service's limit): send several requests", len(req.Rows), s.opt.MaxRows).at("rows")
 	}
-	if p := checkRows("rows", req.Rows, v.predictor.Dim()); p != nil {
+	if p := checkRows("rows", req.Rows, v.predictor.Dim(), v.predictor.Features()); p != nil {
 		return p
 	}
 	if p := preprocessRows("rows", req.Rows, s.raw); p != nil {
