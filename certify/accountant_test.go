@@ -300,3 +300,38 @@ func TestChargeOfCertificate(t *testing.T) {
 	c := &Certificate{Sensitivity: Sensitivity{Alpha: 0.5}, SigmaApplied: 2, Beta: 1e-9, Digest: "abc123"}
 	assert.Equal(t, Charge{Label: "abc123", Alpha: 0.5, Sigma: 2, Beta: 1e-9}, ChargeOf(c))
 }
+
+// TestChargeAtTheCertificatesDelta: one release calibrated (analytic σ)
+// to (ε, δ) is charged by a ledger at the same δ an ε at most the stated
+// one — σ is rounded up, so the mechanism is at least as private as
+// stated — and within the calibration's 10⁻³ bracket of it (never a
+// material under-charge); at a 10 times larger budget δ it spends a
+// smaller ε and at a 10 times smaller one a larger ε, each the exact
+// conversion of the same μ = α/σ (noise.GDPEpsilon). For (1, 10⁻⁵) at a
+// budget δ of 10⁻⁴: 0.8362 (docs/deployment.md).
+func TestChargeAtTheCertificatesDelta(t *testing.T) {
+	spend := func(alpha, sigma, delta float64) float64 {
+		a, err := NewAccountant(Budget{Epsilon: 1e6, Delta: delta})
+		require.NoError(t, err)
+		sp, err := a.Spend(Charge{Label: "r", Alpha: alpha, Sigma: sigma})
+		require.NoError(t, err)
+		return sp.Epsilon
+	}
+	rapid.Check(t, func(rt *rapid.T) {
+		alpha := rapid.Float64Range(1e-4, 10).Draw(rt, "alpha")
+		eps := rapid.Float64Range(0.05, 8).Draw(rt, "epsilon")
+		delta := rapid.SampledFrom([]float64{1e-3, 1e-5, 1e-7, 1e-9}).Draw(rt, "delta")
+		sigma, err := noise.SigmaAnalytic(alpha, eps, delta)
+		require.NoError(rt, err)
+		got := spend(alpha, sigma, delta)
+		if got > eps || got < eps*(1-2e-3) {
+			rt.Fatalf("charged ε = %v at δ = %v for a release stated at ε = %v", got, delta, eps)
+		}
+		if up, down := spend(alpha, sigma, 10*delta), spend(alpha, sigma, delta/10); !(up < got && got < down) {
+			rt.Fatalf("ε at 10δ, δ, δ/10: %v, %v, %v: want decreasing in δ", up, got, down)
+		}
+	})
+	sigma, err := noise.SigmaAnalytic(0.006093, 1, 1e-5)
+	require.NoError(t, err)
+	require.InDelta(t, 0.8362, spend(0.006093, sigma, 1e-4), 5e-5)
+}

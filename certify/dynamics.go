@@ -3,6 +3,7 @@ package certify
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"unlearn/bound"
 	"unlearn/olbfgs"
@@ -88,16 +89,26 @@ func deriveDynamics(cfg olbfgs.Config, h stream.Header, wp float64) (derivedDyna
 	return derivedDynamics{dyn: dyn, steps: steps, terms: terms}, scheduledWhy, true
 }
 
+// severalWhy is Sensitivity.Why when a deletion lists earlier requests
+// and the learner's α is not the scheduled bound.
+const severalWhy = "several pending requests are covered by the scheduled bound only (a learner without curvature memory, docs/theory.md §16.6): the diameter 2W' applies"
+
 // scheduledSensitivity computes the derived α of a request for a learner
-// with Profile.Dynamics (docs/theory.md §16.11): the stream of
-// bound.Dynamics.Bound is Steps = T₀ + Horizon, the deleted steps T₀ − a
-// for the ages a, and the intervention after step T₀ with its a-priori
-// allowance (parameter-only: |U|·(η₀γ₀G + 2ε₁) plus the correction's own
-// float error and that of the first step from outside the ball;
-// drop and refill at once: α = W'). It returns the bound before the cap
-// and projection (Recursion), the allowance (already inside Recursion:
-// later steps contract it), and why the diameter applies instead, if it
-// does.
+// with Profile.Dynamics (docs/theory.md §16.6, §16.11), together with the
+// earlier pending requests it lists (Deletion.Earlier): ONE stream for
+// bound.Dynamics.Bound, Steps = T₀ + Horizon (T₀ = d.Steps), the deleted
+// steps Tᵢ − a of every request i (Tᵢ its Steps, a its ages: distinct
+// across requests), and each request's intervention after its step Tᵢ
+// with its a-priori allowance (parameter-only: |Uᵢ|·(η₀γ₀G + 2ε₁) plus the
+// correction's own float error and, when steps follow, that of the first
+// step from outside the ball; drop and refill of the newest request at
+// once: α = W', handled by the caller). Two moving interventions at the
+// same step (the second's allowance would be for a state outside the
+// ball) and drop and refill followed by steps (olbfgs.Learner.Reset
+// restarts the count) give the diameter. It returns the bound before the
+// cap and projection (Recursion), the sum of the allowances (already inside
+// Recursion: later steps contract them), and why the diameter applies
+// instead, if it does.
 func scheduledSensitivity(p *Profile, d *Deletion) (rec, allowance float64, why string, terms []bound.Term, err error) {
 	t0 := d.Steps
 	if t0 < 1 {
@@ -106,38 +117,143 @@ func scheduledSensitivity(p *Profile, d *Deletion) (rec, allowance float64, why 
 	if t0 > bound.MaxSteps-d.Horizon {
 		return 0, 0, "", nil, specErr("Deletion.Steps", t0, fmt.Errorf("%w: T₀ + horizon must be at most %d", ErrValue, bound.MaxSteps))
 	}
-	s := bound.Stream{Steps: t0 + d.Horizon, Deleted: make([]int, len(d.Ages))}
-	for i, a := range d.Ages {
-		if a < 0 || a >= t0 {
-			return 0, 0, "", nil, specErr(fmt.Sprintf("Deletion.Ages[%d]", i), a, fmt.Errorf("%w: an age in [0, steps − 1 = %d]", ErrValue, t0-1))
-		}
-		s.Deleted[i] = t0 - a
-	}
-	dyn := *p.Dynamics
-	switch d.Intervention.Kind {
-	case unlearn.KindNoop, unlearn.KindPairDrop, unlearn.KindMemoryReset:
-		// Without a memory they leave the state as it is.
-	case unlearn.KindParamOnly:
-		if n := len(d.Ages); n > 0 {
-			step := upBy(p.steps.eta*p.steps.hMax*dyn.G+p.RoundOff, 4)
-			allowance = upBy(upBy(float64(n)*step, 2)+p.steps.paramOnly(n), 2)
-			if d.Horizon > 0 {
-				// The first step after the correction starts up to the
-				// allowance outside the ball.
-				allowance = upBy(allowance+p.steps.roundOff(allowance), 2)
+	reqs := append(slices.Clone(d.Earlier), Request{Ages: d.Ages, Steps: t0, Intervention: d.Intervention})
+	s := bound.Stream{Steps: t0 + d.Horizon, Deleted: make([]int, 0, d.count())}
+	deleted := make(map[int]bool, d.count())
+	prevSteps, prevMoved := 0, false
+	for i, r := range reqs {
+		field := "Deletion"
+		if i < len(d.Earlier) {
+			field = fmt.Sprintf("Deletion.Earlier[%d]", i)
+			if r.Steps < max(prevSteps, 1) || r.Steps > t0 {
+				return 0, 0, "", nil, specErr(field+".Steps", r.Steps, fmt.Errorf("%w: in [%d, steps = %d] (requests oldest first)", ErrValue, max(prevSteps, 1), t0))
 			}
-			s.Interventions = []bound.Intervention{{After: t0, Move: allowance}}
+		} else if r.Steps < prevSteps {
+			return 0, 0, "", nil, specErr(field+".Steps", r.Steps, fmt.Errorf("%w: at least the earlier requests' steps %d", ErrValue, prevSteps))
 		}
-	case unlearn.KindDropRefill:
-		// olbfgs.Learner.Reset restarts the count (the schedule) and the
-		// average: the later steps are not the scheduled bound's.
-		return 0, 0, "drop and refill restarts the learner's count and average (olbfgs.Learner.Reset), which the scheduled bound does not cover once steps follow: the diameter 2W' applies", nil, nil
-	default:
-		return 0, 0, fmt.Sprintf("the scheduled bound covers no-op, pair drop, memory reset, parameter-only and drop and refill; %s gets the diameter 2W'", d.Intervention.Kind), nil, nil
+		for j, a := range r.Ages {
+			if a < 0 || a >= r.Steps {
+				return 0, 0, "", nil, specErr(fmt.Sprintf("%s.Ages[%d]", field, j), a, fmt.Errorf("%w: an age in [0, steps − 1 = %d]", ErrValue, r.Steps-1))
+			}
+			if deleted[r.Steps-a] {
+				return 0, 0, "", nil, specErr(fmt.Sprintf("%s.Ages[%d]", field, j), a, fmt.Errorf("%w: step %d is deleted twice (one insert in two requests, or a repeated age)", ErrValue, r.Steps-a))
+			}
+			deleted[r.Steps-a] = true
+			s.Deleted = append(s.Deleted, r.Steps-a)
+		}
+		moved := false
+		switch r.Intervention.Kind {
+		case unlearn.KindNoop, unlearn.KindPairDrop, unlearn.KindMemoryReset:
+			// Without a memory they leave the state as it is.
+		case unlearn.KindParamOnly:
+			if n := len(r.Ages); n > 0 {
+				if prevMoved && r.Steps == prevSteps {
+					return 0, 0, "two parameter-only corrections at the same step count: the second's allowance is not bounded for a state the first moved outside the ball; the diameter 2W' applies", nil, nil
+				}
+				a := paramOnlyAllowance(p, n, r.Steps < s.Steps)
+				allowance = upBy(allowance+a, 2)
+				s.Interventions = append(s.Interventions, bound.Intervention{After: r.Steps, Move: a})
+				moved = true
+			}
+		case unlearn.KindDropRefill:
+			// olbfgs.Learner.Reset restarts the count (the schedule) and the
+			// average: the later steps are not the scheduled bound's.
+			if len(d.Earlier) == 0 {
+				return 0, 0, "drop and refill restarts the learner's count and average (olbfgs.Learner.Reset), which the scheduled bound does not cover once steps follow: the diameter 2W' applies", nil, nil
+			}
+			return 0, 0, "drop and refill restarts the learner's count and average (olbfgs.Learner.Reset), which the scheduled bound does not cover once steps or other requests follow: the diameter 2W' applies", nil, nil
+		default:
+			return 0, 0, fmt.Sprintf("the scheduled bound covers no-op, pair drop, memory reset, parameter-only and drop and refill; %s gets the diameter 2W'", r.Intervention.Kind), nil, nil
+		}
+		if r.Steps == prevSteps {
+			moved = moved || prevMoved
+		}
+		prevSteps, prevMoved = r.Steps, moved
 	}
-	dev, err := dyn.Bound(s)
+	var dev bound.Deviation
+	if d.Disclosed == "" {
+		dev, err = p.Dynamics.Bound(s)
+	} else {
+		var ranges []bound.AgeRange
+		if ranges, err = disclosedRanges(d); err != nil {
+			return 0, 0, "", nil, err
+		}
+		dev, err = p.Dynamics.WorstBound(s.Steps, ranges, s.Interventions)
+	}
 	if err != nil {
 		return 0, 0, "", nil, specErr("Deletion", nil, fmt.Errorf("%w: %w", ErrValue, err))
 	}
 	return dev.Alpha, allowance, "", dev.Terms, nil
+}
+
+// paramOnlyAllowance is the a-priori allowance of a parameter-only
+// correction of n deleted inserts (docs/theory.md §16.11): n steps of at
+// most η₀γ₀G + 2ε₁ each, the correction's own float error (its n terms
+// summed), and, when steps follow, the round-off of the first step, which
+// starts up to the allowance outside the ball.
+func paramOnlyAllowance(p *Profile, n int, stepsFollow bool) float64 {
+	step := upBy(p.steps.eta*p.steps.hMax*p.Dynamics.G+p.RoundOff, 4)
+	a := upBy(upBy(float64(n)*step, 2)+p.steps.paramOnly(n), 2)
+	if stepsFollow {
+		a = upBy(a+p.steps.roundOff(a), 2)
+	}
+	return a
+}
+
+// disclosedRanges returns the age ranges (counted from the release, after
+// the horizon's steps) that a deletion's disclosed ages stand for
+// (Deletion.Disclosed): for "pow2" one range per bucket [2^k, 2^(k+1))
+// (0 and 1 alone, clipped to the ages below Steps) holding as many deleted
+// inserts as ages are listed in it, which must be 2^k, 2^k + 1, …; for
+// "none" the m ages 0, …, m − 1 stand for any m distinct ages below Steps.
+func disclosedRanges(d *Deletion) ([]bound.AgeRange, error) {
+	if len(d.Earlier) > 0 {
+		return nil, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: ages disclosed by range are not combined with earlier requests", ErrSpec))
+	}
+	m := len(d.Ages)
+	asc := slices.Clone(d.Ages)
+	slices.Sort(asc)
+	var ranges []bound.AgeRange
+	switch d.Disclosed {
+	case "none":
+		for i, a := range asc {
+			if a != i {
+				return nil, specErr("Deletion.Ages", d.Ages, fmt.Errorf("%w: ages disclosed as none are listed as 0, …, m − 1", ErrSpec))
+			}
+		}
+		ranges = []bound.AgeRange{{Lo: 0, Hi: d.Steps - 1, Count: m}}
+	case "pow2":
+		for i := 0; i < m; {
+			b := ageBucket(asc[i])
+			j := i
+			for j < m && ageBucket(asc[j]) == b {
+				if asc[j] != b+(j-i) {
+					return nil, specErr("Deletion.Ages", d.Ages, fmt.Errorf("%w: ages disclosed as pow2 are listed as 2^k, 2^k + 1, … in each bucket", ErrSpec))
+				}
+				j++
+			}
+			hi := min(max(2*b-1, b), d.Steps-1)
+			ranges = append(ranges, bound.AgeRange{Lo: b, Hi: hi, Count: j - i})
+			i = j
+		}
+	default:
+		return nil, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: pow2, none or empty", ErrSpec))
+	}
+	for i := range ranges { // ages counted from the release
+		ranges[i].Lo += d.Horizon
+		ranges[i].Hi += d.Horizon
+	}
+	return ranges, nil
+}
+
+// ageBucket is a rounded down to a power of two (0 and 1 as they are).
+func ageBucket(a int) int {
+	if a <= 1 {
+		return a
+	}
+	b := 1
+	for b*2 <= a {
+		b *= 2
+	}
+	return b
 }

@@ -130,6 +130,26 @@ type Deletion struct {
 	// shrinks with T₀ + Horizon — and ignores the deletion without it (the
 	// diameter). 0 (omitted) for the other learners.
 	Steps int `json:"steps,omitempty"`
+	// Earlier lists the approximate requests still pending that were
+	// served before this one, oldest first (each with its own ages, step
+	// count and intervention): the counterfactual excludes their deleted
+	// inserts too. Only the scheduled bound covers them (Profile.Dynamics:
+	// one recursion over every request, docs/theory.md §16.6); every other
+	// path gives the diameter when Earlier is not empty. Empty for one
+	// request.
+	Earlier []Request `json:"earlier,omitempty"`
+	// Disclosed says how Ages disclose the true ages when they are not
+	// the true ones: "pow2" (each listed age stands for its bucket [2^k,
+	// 2^(k+1)), 0 and 1 alone, and the ages of a bucket holding c deleted
+	// inserts are listed as 2^k, …, 2^k + c − 1) or "none" (only their
+	// number m, listed as 0, …, m − 1). The scheduled bound then takes the
+	// largest α over every true-age configuration consistent with the
+	// disclosure (bound.Dynamics.WorstBound, docs/theory.md §16.12); it is
+	// not combined with Earlier. The guarded-memory recursion uses the
+	// listed ages as they are (lower bounds of the true ones: sound where
+	// its α is non-increasing in every age, which the model store checks).
+	// Empty: the ages are the true ones.
+	Disclosed string `json:"disclosed,omitempty"`
 	// Replayed is the number of inserts retain fine-tuning re-applied.
 	Replayed int `json:"replayed,omitempty"`
 	// InWindow is, for a window replay whose checkpoint is older than some
@@ -143,6 +163,47 @@ type Deletion struct {
 	// Spec.Established, never from the caller's Deletion: empty means the
 	// description is the caller's word, and α is then "assumed".
 	Established string `json:"established,omitempty"`
+}
+
+// Request is the public description of one earlier pending request of a
+// [Deletion] (Deletion.Earlier): the ages of its deleted inserts at its
+// intervention, in update steps, distinct, ≥ 0, below Steps; Steps, the
+// learner's count of applied inserts when its intervention acted
+// (1 ≤ Steps ≤ the later requests' Steps); and its intervention.
+type Request struct {
+	Ages         []int           `json:"ages"`
+	Steps        int             `json:"steps"`
+	Intervention unlearn.Builtin `json:"intervention"`
+}
+
+// count returns the number of deleted inserts d describes: its ages, those
+// inside a window, and the earlier requests' ages.
+func (d *Deletion) count() int {
+	n := len(d.Ages) + d.InWindow
+	for _, r := range d.Earlier {
+		n += len(r.Ages)
+	}
+	return n
+}
+
+// clone returns a copy of d that shares no slice with it.
+func (d *Deletion) clone() *Deletion {
+	c := *d
+	c.Ages = slices.Clone(d.Ages)
+	if c.Ages == nil {
+		c.Ages = []int{}
+	}
+	if d.Earlier != nil {
+		c.Earlier = make([]Request, len(d.Earlier))
+		for i, r := range d.Earlier {
+			r.Ages = slices.Clone(r.Ages)
+			if r.Ages == nil {
+				r.Ages = []int{}
+			}
+			c.Earlier[i] = r
+		}
+	}
+	return &c
 }
 
 // Spec specifies a certified release: the privacy target, how α is
@@ -283,11 +344,7 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 	alpha := p.Diameter
 	if d := s.Deletion; d != nil {
 		out.Source = "derived"
-		dc := *d
-		dc.Ages = slices.Clone(d.Ages)
-		if dc.Ages == nil {
-			dc.Ages = []int{}
-		}
+		dc := *d.clone()
 		out.Deletion = &dc
 		var allowance float64
 		k := d.Intervention
@@ -307,17 +364,23 @@ func sensitivity(s *Spec, cfg olbfgs.Config, h stream.Header, exact string) (Sen
 		default:
 			return Sensitivity{}, specErr("Deletion.Intervention", k.Kind, fmt.Errorf("%w: unknown intervention", ErrSpec))
 		}
+		if d.Disclosed != "" && d.Disclosed != "pow2" && d.Disclosed != "none" {
+			return Sensitivity{}, specErr("Deletion.Disclosed", d.Disclosed, fmt.Errorf("%w: pow2, none or empty", ErrSpec))
+		}
 		if d.Replayed < 0 || d.Replayed > MaxHorizon {
 			return Sensitivity{}, specErr("Deletion.Replayed", d.Replayed, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
 		}
 		if d.Horizon < 0 || d.Horizon > MaxHorizon {
 			return Sensitivity{}, specErr("Deletion.Horizon", d.Horizon, fmt.Errorf("%w: must be in [0, %d]", ErrValue, MaxHorizon))
 		}
-		if len(d.Ages) > MaxHorizon {
-			return Sensitivity{}, specErr("Deletion.Ages", len(d.Ages), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
+		if len(d.Ages) > MaxHorizon || len(d.Earlier) > MaxHorizon || d.count() > MaxHorizon {
+			return Sensitivity{}, specErr("Deletion.Ages", d.count(), fmt.Errorf("%w: at most %d deletions", ErrValue, MaxHorizon))
 		}
 		dropNow := k.Kind == unlearn.KindDropRefill && d.Horizon == 0
-		if p.Dynamics != nil && !dropNow {
+		if len(d.Earlier) > 0 && p.Dynamics == nil && !dropNow {
+			out.Why = severalWhy
+			out.Terms = append(out.Terms, bound.Term{Name: "several requests", Value: float64(len(d.Earlier) + 1), Provenance: bound.Proved, Paper: severalWhy})
+		} else if p.Dynamics != nil && !dropNow {
 			rec, allow, why, terms, err := scheduledSensitivity(p, d)
 			if err != nil {
 				return Sensitivity{}, err
@@ -501,18 +564,17 @@ func (s Spec) resolve(state *olbfgs.Learner, exact string) (*resolved, error) {
 	if s.Deletion != nil {
 		// The description is established only by the toolkit (Spec.
 		// Established); a caller's own field is ignored.
-		d := *s.Deletion
-		d.Ages = slices.Clone(d.Ages)
+		d := *s.Deletion.clone()
 		d.Established = s.Established.How()
 		r.Deletion = &d
 		if !builtinLoss(state.Loss()) {
 			return nil, specErr("Deletion", nil, fmt.Errorf("%w: the recursion's constants are derived only for the toolkit's own losses (%T is not one): leave Deletion unset for the diameter bound", ErrNotCertifiable, state.Loss()))
 		}
 		if r.Deletions == 0 {
-			r.Deletions = len(d.Ages) + d.InWindow
+			r.Deletions = d.count()
 		}
-		if d.InWindow < 0 || r.Deletions != len(d.Ages)+d.InWindow {
-			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the deletion describes %d deleted inserts (%d ages, %d in a window)", ErrSpec, len(d.Ages)+d.InWindow, len(d.Ages), d.InWindow))
+		if d.InWindow < 0 || r.Deletions != d.count() {
+			return nil, specErr("Deletions", r.Deletions, fmt.Errorf("%w: the deletion describes %d deleted inserts (%d ages, %d in a window, %d in earlier requests)", ErrSpec, d.count(), len(d.Ages), d.InWindow, d.count()-len(d.Ages)-d.InWindow))
 		}
 	}
 	if exact != "" && s.Established.How() == "" {
@@ -616,6 +678,17 @@ func HeaderOf(loss stream.Loss) (stream.Header, error) {
 	return h, nil
 }
 
+// enforced names what a derived α rests on in the learner's configuration,
+// by the bound's path: without a curvature memory the scheduled bound
+// (docs/theory.md §16: radius, sample bound, step schedule), with one the
+// guarded-memory recursion (§15: radius, sample bound, pair guard).
+func enforced(c *Certificate) string {
+	if c.Config.Memory == 0 {
+		return "radius, sample bound, no curvature memory, the step schedule η₀/(1 + η₀·λ_η·t)"
+	}
+	return "radius, sample bound, pair guard"
+}
+
 // statement returns the plain-language statement of what a certificate
 // says, and its warnings, from its fields. It is deterministic, so Verify
 // can recompute it.
@@ -642,7 +715,7 @@ func statement(c *Certificate) (string, []string) {
 			b.WriteString("α is derived by the toolkit from the learner's enforced configuration, the loss header and a description of the request (ages, intervention) that was SUPPLIED BY THE CALLER and is ASSUMED: the guarantee holds only if the released state is what that description says. ")
 			warnings = append(warnings, "the request's description was supplied by the caller: α is assumed, not proved")
 		} else {
-			fmt.Fprintf(&b, "α is proved by the toolkit from the learner's enforced configuration (radius, sample bound, pair guard), the loss header and the public description of the request, which the toolkit established (%s; docs/theory.md). ", c.Sensitivity.Deletion.Established)
+			fmt.Fprintf(&b, "α is proved by the toolkit from the learner's enforced configuration (%s), the loss header and the public description of the request, which the toolkit established (%s; docs/theory.md). ", enforced(c), c.Sensitivity.Deletion.Established)
 		}
 		if c.Sensitivity.Binding != "recursion" && c.Sensitivity.Why != "" {
 			fmt.Fprintf(&b, "It is the %s bound: %s. ", c.Sensitivity.Binding, c.Sensitivity.Why)

@@ -291,8 +291,8 @@ func verifyCertificate(c *Certificate, rel *Release, ok func(string, ...any)) er
 		return verifyErr("provenance", ErrInconsistent, "%v, but α is %v", c.Provenance, s.Provenance)
 	}
 	ok("α = %.6g recomputed from its public inputs (%s, %s)", s.Alpha, s.Source, s.Provenance)
-	if d := s.Deletion; d != nil && c.Deletions != len(d.Ages)+d.InWindow {
-		return verifyErr("deletions", ErrInconsistent, "%d deletions, but the deletion describes %d (%d ages, %d in a window)", c.Deletions, len(d.Ages)+d.InWindow, len(d.Ages), d.InWindow)
+	if d := s.Deletion; d != nil && c.Deletions != d.count() {
+		return verifyErr("deletions", ErrInconsistent, "%d deletions, but the deletion describes %d (%d ages, %d in a window, %d in earlier requests)", c.Deletions, d.count(), len(d.Ages), d.InWindow, d.count()-len(d.Ages)-d.InWindow)
 	}
 	if c.Deletions < 0 {
 		return verifyErr("deletions", ErrInconsistent, "%d", c.Deletions)

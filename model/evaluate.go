@@ -8,6 +8,8 @@ import (
 	"math"
 	"slices"
 
+	"gonum.org/v1/gonum/floats"
+
 	"unlearn/stream"
 )
 
@@ -52,6 +54,96 @@ type Evaluation struct {
 	// Confusion is the confusion matrix of a classifier: Confusion[i][j]
 	// rows of class i predicted as class j.
 	Confusion [][]int `json:"confusion,omitempty"`
+	// Scores is the observed spread of the model's scores xᵀw over the
+	// rows (every output's score of a multinomial model): what the noise
+	// of a release is compared with ([Evaluation.NoiseOnScores]).
+	Scores Spread `json:"scores"`
+
+	// rowNorms are the norms ‖x‖ of the rows as the model scores them —
+	// the features after the contract's scaling, with the intercept's
+	// constant feature 1 — for NoiseOnScores.
+	rowNorms []float64
+}
+
+// Spread summarizes a distribution over the held-out rows: its standard
+// deviation and the 99th percentile of its absolute value.
+type Spread struct {
+	// SD is the standard deviation (population: divided by the count).
+	SD float64 `json:"sd"`
+	// P99 is the 99th percentile of the absolute value (nearest rank, for
+	// observed values; the exact quantile of the distribution implied by
+	// σ, for the noise).
+	P99 float64 `json:"p99_abs"`
+}
+
+// P99Factor is z₀.₉₉₅ = Φ⁻¹(0.995): the 99th percentile of |Z| for a
+// standard normal Z, so σ·B·P99Factor bounds the 99th percentile of |xᵀn|
+// for every row with ‖x‖ ≤ B.
+const P99Factor = 2.5758293035489004
+
+// NoiseOnScores returns the spread over the held-out rows of the effect
+// xᵀn of Gaussian noise n ~ N(0, σ²I) on a score — the distribution a
+// release's certificate implies, NOT an observation (the noise itself is
+// not available to anyone: n = released w − un-noised w). Each row's xᵀn is
+// N(0, σ²‖x‖²); over the rows, xᵀn follows the mixture of those normals,
+// whose standard deviation is σ·√(mean ‖x‖²) and whose 99th percentile of
+// |xᵀn| is the q with mean_i erfc(q/(√2·σ‖x_i‖)) = 0.01, found by
+// bisection (to a relative 10⁻¹²). It panics if σ < 0.
+func (ev *Evaluation) NoiseOnScores(sigma float64) Spread {
+	if sigma < 0 {
+		panic("model: NoiseOnScores: negative σ")
+	}
+	if len(ev.rowNorms) == 0 || sigma == 0 {
+		return Spread{}
+	}
+	var sq, top float64
+	for _, r := range ev.rowNorms {
+		sq += r * r
+		top = max(top, r)
+	}
+	n := float64(len(ev.rowNorms))
+	out := Spread{SD: sigma * math.Sqrt(sq/n)}
+	tail := func(q float64) float64 {
+		var t float64
+		for _, r := range ev.rowNorms {
+			if r > 0 {
+				t += math.Erfc(q / (math.Sqrt2 * sigma * r))
+			}
+		}
+		return t / n
+	}
+	lo, hi := 0.0, P99Factor*sigma*top // every row's tail is ≤ 0.01 at hi
+	for hi-lo > 1e-12*hi {
+		mid := (lo + hi) / 2
+		if tail(mid) > 0.01 {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	out.P99 = hi
+	return out
+}
+
+// spreadOf returns the observed spread of values (it sorts their absolute
+// values in place).
+func spreadOf(values []float64) Spread {
+	if len(values) == 0 {
+		return Spread{}
+	}
+	var mean float64
+	for _, v := range values {
+		mean += v
+	}
+	mean /= float64(len(values))
+	var ss float64
+	for i, v := range values {
+		ss += (v - mean) * (v - mean)
+		values[i] = math.Abs(v)
+	}
+	slices.Sort(values)
+	rank := int(math.Ceil(0.99*float64(len(values)))) - 1
+	return Spread{SD: math.Sqrt(ss / float64(len(values))), P99: values[max(rank, 0)]}
 }
 
 // ClassMetrics describes one class of an [Evaluation].
@@ -94,6 +186,8 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		ranked           []scored
 	)
 	s, c := make([]float64, m.k), make([]float64, m.k)
+	var all []float64 // every score, for Scores
+	intercept := m.state.Config().Intercept
 	for {
 		e, err := src.Next()
 		if errors.Is(err, io.EOF) {
@@ -112,6 +206,12 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 		if slices.ContainsFunc(s, math.IsNaN) {
 			return nil, fmt.Errorf("%w: row with id %d: the score is not a number", ErrRow, e.ID)
 		}
+		all = append(all, s...)
+		norm2 := floats.Dot(e.Sample.V, e.Sample.V)
+		if intercept {
+			norm2++
+		}
+		ev.rowNorms = append(ev.rowNorms, math.Sqrt(norm2))
 		if m.options {
 			sum += m.lin.Link(c, s, e.Sample.S) + m.ridge
 		} else {
@@ -138,6 +238,7 @@ func Evaluate(m *Model, src Rows) (*Evaluation, error) {
 	}
 	n := float64(ev.N)
 	ev.Loss = sum / n
+	ev.Scores = spreadOf(all)
 	if !classify {
 		ev.RMSE = ptr(math.Sqrt(sq / n))
 		return ev, nil
@@ -251,4 +352,13 @@ type ModelReport struct {
 	Model string  `json:"model"`
 	NormW float64 `json:"norm_w"`
 	Evaluation
+	// Sigma is the σ the noise of a noised release was drawn with (its
+	// verified certificate's sigma_applied); 0 (absent) for other models and
+	// for a release used unverified.
+	Sigma float64 `json:"sigma,omitempty"`
+	// NoiseOnScores is the spread over the rows of the noise's effect xᵀn
+	// on a score that Sigma implies (Evaluation.NoiseOnScores: a
+	// distribution, not an observation), beside Evaluation.Scores, the
+	// observed spread of the release's own scores. Present with Sigma.
+	NoiseOnScores *Spread `json:"noise_on_scores,omitempty"`
 }

@@ -117,3 +117,24 @@ func (c Config) SpectralBounds() (hMin, hMax float64, ok bool) {
 	}
 	return min(lo, c.InitialScale), max(hi, c.InitialScale), true
 }
+
+// ClipToBound scales the payload vector v in place onto the ball of
+// radius B = c.SampleBound when its computed norm exceeds B, and reports
+// whether it did: v ← v·B/‖v‖, then shrunk by one ulp of the factor at a
+// time until the norm Step computes is at most B, so that Step accepts
+// the clipped payload and the proofs' ‖x‖ ≤ B' (SampleBoundExact) holds
+// of it. The map depends on v alone (no other row), so a row's clipped
+// form is a public function of the row; with SampleBound 0 it does
+// nothing. v must be finite.
+func (c Config) ClipToBound(v []float64) bool {
+	b := c.SampleBound
+	n := floats.Norm(v, 2)
+	if b == 0 || n <= b {
+		return false
+	}
+	floats.Scale(b/n, v)
+	for floats.Norm(v, 2) > b {
+		floats.Scale(math.Nextafter(1, 0), v)
+	}
+	return true
+}

@@ -456,10 +456,25 @@ const (
 	CertifiableAveragePower = 2
 	// CertifiableLambda is the ridge λ the profile recommends (the CLI's
 	// --lambda default under --profile certifiable), for features in [0, 1]
-	// and the default sample bound √d (Fashion-MNIST's pixels divided by 255,
-	// d = 784: the releases at ε = 1 score as the model; docs/results-real.md).
+	// and the default sample bound CertifiableSampleBound (Fashion-MNIST's
+	// pixels divided by 255, d = 784: the releases at ε = 1 score as the
+	// model; docs/results-real.md).
 	CertifiableLambda = 1
+	// CertifiableBoundFraction is the profile's default sample bound as a
+	// fraction of √d: B = √d/2, the norm of a row whose features in
+	// [0, 1] have root mean square 1/2 (half the range's largest √d). It
+	// is chosen a priori from the declared feature range, not from the
+	// rows; a row above it is clipped onto it (Config.ClipToBound), which
+	// the store and train apply under the profile. α and σ scale with
+	// B̂ = √(B² + 1), and so does the noise's effect on a clipped row's
+	// score xᵀn: halving B from the range's √d halves both
+	// (docs/results-real.md measures the trade on Fashion-MNIST).
+	CertifiableBoundFraction = 0.5
 )
+
+// CertifiableSampleBound is the certifiable profile's default sample
+// bound for d features in [0, 1]: CertifiableBoundFraction·√d.
+func CertifiableSampleBound(d int) float64 { return CertifiableBoundFraction * math.Sqrt(float64(d)) }
 
 // CertifiableProfile returns c with the certifiable profile on, for a
 // logistic loss of ridge λ > 0 and the sample bound c.SampleBound = B > 0

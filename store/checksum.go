@@ -12,7 +12,8 @@ import (
 // resolves — each event's payload, each checkpoint, the state, each kept
 // release, each string key, and the configuration in meta — carries the
 // SHA-256 of its content (schema version 6), and so does every row of the
-// service's deletion queue and tokens (version 7). The sum is computed by
+// service's deletion queue and tokens (version 7), and every deletion
+// request the store served (forget_requests, version 8: reqrow.go). The sum is computed by
 // the writer in the row's own transaction and verified by every reader
 // before the row is used (a mismatch is a *CorruptError). The hashed
 // content is a domain label followed by the row's fields, each
@@ -130,7 +131,12 @@ func sumKey(key string, id int64) []byte {
 
 // configKeys are the meta rows that define the store (sumConfig covers
 // them, in this order); a missing optional row is summed as NULL.
-var configKeys = []string{"header", "learner", "checkpoint_every", "resolve_after_events", "resolve_within"}
+// presentConfigKeys, added later, are summed (after them) only when
+// present, so that the sums of stores created before they existed hold.
+var (
+	configKeys        = []string{"header", "learner", "checkpoint_every", "resolve_after_events", "resolve_within"}
+	presentConfigKeys = []string{"clip_to_bound"}
+)
 
 // sumConfig is the sum of the store's defining meta rows.
 func sumConfig(meta map[string]string) []byte {
@@ -140,6 +146,11 @@ func sumConfig(meta map[string]string) []byte {
 			s.str(k).str(v)
 		} else {
 			s.str(k).null()
+		}
+	}
+	for _, k := range presentConfigKeys {
+		if v, ok := meta[k]; ok {
+			s.str(k).str(v)
 		}
 	}
 	return s.sum()

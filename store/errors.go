@@ -46,6 +46,10 @@ var (
 	// learner is not certifiable (no radius and sample bound), which cannot
 	// noise the state it would keep.
 	ErrNotCertifiable = errors.New("the store's learner is not certifiable")
+	// ErrPending: a release of the state was asked for while approximate
+	// forgets are pending; the releases those forgets published are the
+	// ones to serve (Store.Release).
+	ErrPending = errors.New("approximate forgets are pending")
 )
 
 // CorruptError says which stored thing is damaged and how. It matches

@@ -19,8 +19,8 @@ const (
 	// bit-identical to training from θ0 on the deletion-edited log.
 	PathExact Path = "exact"
 	// PathApproximate: an unlearning intervention was applied to the state
-	// and the result kept only noised, as a certified release; a release of
-	// the state needs noise until the request is resolved.
+	// and the result kept only noised, as a certified release; Release
+	// refuses (ErrPending) until the request is resolved.
 	PathApproximate Path = "approximate"
 	// PathNone: every id of the request was already forgotten.
 	PathNone Path = "none"

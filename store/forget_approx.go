@@ -167,10 +167,15 @@ func eraseEvents(tx *sql.Tx, ids []int64) error {
 }
 
 // noisedState is the state the store keeps after an approximate forget:
-// l with w the released (noised) w projected onto the learner's ball, an
-// empty memory, and the skip counter of the un-noised trajectory set to 0;
-// its event count and deleted ids (public: the log's rows and the
-// tombstones) stay. It returns the learner and its stored bytes.
+// l with w — and the iterate average, when the learner averages — the
+// released (noised) vector projected onto the learner's ball, an empty
+// memory, the skip counter of the un-noised trajectory set to 0 and the
+// progressive statistics (Config.Progress) reset to zero; its event and
+// insert counts, the number of iterates averaged (a function of the
+// insert count) and the deleted ids (public: the log's rows and the
+// tombstones) stay. Nothing else of l is kept: every stored field is a
+// function of the release and of public counts (TestNoisedStateHoldsOnlyPublic).
+// It returns the learner and its stored bytes.
 func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Learner, []byte, error) {
 	w := slices.Clone(released)
 	if r := s.cfg.Radius; r > 0 {
@@ -180,6 +185,30 @@ func (s *Store) noisedState(l *olbfgs.Learner, released []float64) (*olbfgs.Lear
 	}
 	n := l.Clone()
 	n.SetW(w)
+	st := n.OptionState()
+	if st.StandardizeN > 0 {
+		// Refused before (certify: a noised release of a standardizing
+		// learner cannot be certified); kept here so that no state with
+		// the deleted rows' statistics is ever stored.
+		return nil, nil, errors.New("store: a standardizing learner's statistics depend on every row: no noised state can be kept")
+	}
+	if st.AverageN > 0 {
+		// The released vector is the average (olbfgs.Learner.Deployed):
+		// the un-noised average holds the deleted data's influence as much
+		// as the iterate does, and is replaced by the released one too.
+		copy(st.Average, w)
+	}
+	if st.Progress.N > 0 {
+		// The progressive statistics (loss sums, the recent window's
+		// predictions) were computed by the un-noised trajectory on every
+		// insert, the deleted ones included: they restart from zero, and
+		// count the inserts after this forget only.
+		st.Progress = olbfgs.Progress{RecentPredicted: make([]float64, len(st.Progress.RecentPredicted)),
+			RecentLabels: make([]float64, len(st.Progress.RecentLabels))}
+	}
+	if err := n.SetOptionState(st); err != nil {
+		return nil, nil, errors.New("store: the noised options' state does not fit the learner's state")
+	}
 	n.Memory().Reset()
 	snap, err := s.encodeState(n)
 	if err != nil {
@@ -237,11 +266,21 @@ func (s *Store) noiseSpec(ctx context.Context, tx *sql.Tx, f forgetFacts, o Forg
 		// for a loss kind without its constants, and refuses one).
 		spec.Deletions = len(f.u) + others
 		return spec, nil
+	case p.Dynamics != nil && s.state.Inserts() != s.state.T():
+		// The learner's count restarted (a drop and refill): the schedule
+		// is not the one the log's positions give.
+		spec.Deletions = len(f.u) + others
+		return spec, nil
 	case p.Dynamics != nil:
 		// The scheduled bound (docs/theory.md §16) depends on the ages and
-		// is not known to be monotone in them: disclosed ages below the
-		// true ones would not bound α from above. The diameter bound holds.
-		spec.Deletions = len(f.u) + others
+		// is not known to be monotone in them: the certificate says how
+		// its ages disclose the true ones, and α is the largest bound over
+		// every true-age configuration consistent with that
+		// (bound.Dynamics.WorstBound, §16.12), which certify recomputes
+		// from the certificate alone. T₀ is the learner's count of
+		// applied inserts, public (the log's rows, erased ones included).
+		spec.Deletion = &certify.Deletion{Ages: discloseAges(ages, how), Steps: s.state.Inserts(), Disclosed: how.String(), Intervention: b}
+		spec.Established = established.New(fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0, T₀ = %d inserts) and counted the deleted inserts' ages itself; the certificate discloses %s, and α is the largest scheduled bound over every true-age configuration consistent with that disclosure", s.state.Inserts(), disclosureWords(how)))
 		return spec, nil
 	case !p.Recursion:
 		how = AgesNone // α does not depend on the ages: disclose none

@@ -70,7 +70,24 @@ func (s *Store) serve(ctx context.Context, tx *sql.Tx, f forgetFacts, plan forge
 			return nil, err
 		}
 	}
+	// Every row the batch wrote or resolved, summed as it now is.
+	changed := slices.Clone(resolvedOf(reps))
+	for _, r := range reps {
+		changed = append(changed, r.Request)
+	}
+	if err := resumRequests(ctx, tx, changed); err != nil {
+		return nil, err
+	}
 	return reps, nil
+}
+
+// resolvedOf is the requests the batch resolved (its first report lists
+// them).
+func resolvedOf(reps []ForgetReport) []int64 {
+	if len(reps) == 0 {
+		return nil
+	}
+	return reps[0].Resolved
 }
 
 // ownerOf is the index of the request of f whose targets hold id.

@@ -92,13 +92,13 @@ func requireSameState(t tb, s *Store, want *olbfgs.Learner, msg string) {
 }
 
 // dropTo5 takes a store of the current schema back to version 5 (the
-// tables version 7 added, the columns and rows version 6 added), for the
-// tests that open older schemas: they then remove what earlier versions
-// added.
+// column version 8 added, the tables version 7 added, the columns and rows
+// version 6 added), for the tests that open older schemas: they then
+// remove what earlier versions added.
 func dropTo5(t tb, db *sql.DB) {
 	t.Helper()
 	qs := []string{`DROP TABLE forget_queue`, `DROP TABLE tokens`}
-	for _, tc := range [][2]string{{"events", "sha256"}, {"checkpoints", "sha256"}, {"state", "sha256"}, {"releases", "sha256"}, {"keys", "sha256"},
+	for _, tc := range [][2]string{{"forget_requests", "sha256"}, {"events", "sha256"}, {"checkpoints", "sha256"}, {"state", "sha256"}, {"releases", "sha256"}, {"keys", "sha256"},
 		{"forget_requests", "noised"}, {"forget_requests", "release"}, {"forget_requests", "alpha_source"}, {"forget_requests", "alpha"},
 		{"forget_requests", "sigma"}, {"forget_requests", "epsilon"}, {"forget_requests", "delta"}, {"forget_requests", "disclosed_ages"},
 		{"forget_requests", "head"}} {

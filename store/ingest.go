@@ -67,6 +67,9 @@ type IngestResult struct {
 	// SkippedForgotten those skipped as of forgotten ids
 	// (IngestOptions.SkipIdentical).
 	Skipped, SkippedForgotten int
+	// Clipped counts the committed events whose payload was scaled onto
+	// the sample bound's ball (Config.ClipToBound).
+	Clipped int
 	// Resolved is the resolution the store's policy (ResolvePolicy) made
 	// after the last batch, or nil.
 	Resolved *ForgetReport
@@ -156,6 +159,7 @@ func (s *Store) IngestEvents(src EventSource, o IngestOptions) (IngestResult, er
 // ingestBatch is one batch's progress.
 type ingestBatch struct {
 	n, ckpts, skipped, forgotten, line int
+	clipped                            int
 	last                               int64
 }
 
@@ -190,6 +194,7 @@ func (s *Store) ingest(src EventSource, o IngestOptions) (IngestResult, error) {
 			return res, err
 		}
 		res.Skipped += b.skipped
+		res.Clipped += b.clipped
 		res.SkippedForgotten += b.forgotten
 		if b.n > 0 {
 			res.Events += b.n
@@ -241,6 +246,13 @@ func (s *Store) ingestBatch(tx *sql.Tx, src EventSource, o IngestOptions, lineOf
 			// dense form is the sparse one's, bit for bit.
 			e.Sample = stream.Sample{V: e.Sample.Dense(s.cfg.Dim), S: e.Sample.S}
 		}
+		clipped := false
+		if s.clip {
+			s.clipBuf = append(s.clipBuf[:0], e.Sample.V...)
+			if clipped = s.cfg.ClipToBound(s.clipBuf); clipped {
+				e.Sample.V = s.clipBuf
+			}
+		}
 		seq := s.head + 1
 		payload := encodePayload(e.Sample)
 		r, err := ins.Exec(seq, e.ID, payload, sumEvent(seq, e.ID, payload, false))
@@ -273,6 +285,9 @@ func (s *Store) ingestBatch(tx *sql.Tx, src EventSource, o IngestOptions, lineOf
 		}
 		s.head = seq
 		b.n++
+		if clipped {
+			b.clipped++
+		}
 		b.last, b.line = e.ID, lineOf()
 		if seq%s.k == 0 {
 			snap, err := s.encodeState(s.state)

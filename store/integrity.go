@@ -14,7 +14,8 @@ import (
 //     release: SQLite's PRAGMA quick_check (every page of the file is read
 //     and its b-tree structure checked), the sums of the configuration,
 //     the state, every checkpoint, every kept release, every key, every
-//     row of the deletion queue and every token, and the invariants
+//     deletion request (reqrow.go), every row of the service's deletion
+//     queue and every token, and the invariants
 //     below. Its cost is one read of the file (a forget's
 //     VACUUM rewrites it anyway). The payloads' sums are verified where
 //     the payloads are read (every replay, a rebuild's retained inserts,
@@ -37,7 +38,10 @@ import (
 //   - an event without payload (NULL) was erased by an approximate request
 //     that is still pending; an event with a payload is not tombstoned;
 //   - every tombstone belongs to a request that lists its id, and the
-//     requests list exactly the tombstones (Σ u_size = #tombstones);
+//     requests list exactly the tombstones (Σ u_size = #tombstones; each
+//     request's u_size = the tombstones naming it); each request's own
+//     invariants (path, log head, resolution, kept release, α source, α,
+//     σ, ε, δ: verifyRequests);
 //   - the state is exact exactly when no approximate request is pending,
 //     and it has applied every event of the log (t = #events);
 //   - θ0 is the checkpoint at seq 0; every checkpoint lies at or below the
@@ -110,6 +114,7 @@ func (s *Store) verify(ctx context.Context, q querier, level checkLevel, allowSt
 		func() error { return verifyIndexes(ctx, q, c) },
 		func() error { return verifyErased(ctx, q, c) },
 		func() error { return verifyTombstones(ctx, q) },
+		func() error { return s.verifyRequests(ctx, q) },
 		func() error { return s.verifyState(ctx, q, c) },
 		func() error { return s.verifyCheckpoints(ctx, q, c, level) },
 		func() error { return s.verifyReleases(ctx, q) },

@@ -265,15 +265,20 @@ func revertIndexPage(t *testing.T, dir string) (capture, revert func()) {
 	return capture, revert
 }
 
+// damage is a case of TestCorruptionRefused.
+type damage struct {
+	name string
+	do   func(t *testing.T, dir string, h *stream.History)
+	// skipOps lists operations that legitimately do not read the
+	// damaged part (and say why in the case).
+	skipOps map[string]bool
+	// pending: the damage is done to pendingIntegrityStore (a noised
+	// approximate request pending), not integrityStore.
+	pending bool
+}
+
 func TestCorruptionRefused(t *testing.T) {
 	t.Parallel() // every case damages a copy of its own: they run beside each other and the other tests
-	type damage struct {
-		name string
-		do   func(t *testing.T, dir string, h *stream.History)
-		// skipOps lists operations that legitimately do not read the
-		// damaged part (and say why in the case).
-		skipOps map[string]bool
-	}
 	cases := []damage{
 		{name: "a checkpoint with one changed digit", do: func(t *testing.T, dir string, _ *stream.History) {
 			editBlob(t, dir, `SELECT snapshot FROM checkpoints WHERE seq = 20`, `UPDATE checkpoints SET snapshot = ? WHERE seq = 20`, `"w":`)
@@ -381,6 +386,7 @@ func TestCorruptionRefused(t *testing.T) {
 			skipOps: map[string]bool{"serve the queue": true}}, // a store of its own, without a queue
 	}
 	cases[len(cases)-1].do = func(t *testing.T, dir string, h *stream.History) {}
+	cases = append(cases, requestDamages()...)
 
 	ops := []struct {
 		name string
@@ -408,6 +414,9 @@ func TestCorruptionRefused(t *testing.T) {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
 			dir, h := integrityStore(t)
+			if c.pending {
+				dir = pendingIntegrityStore(t)
+			}
 			if c.name == "the log's index on id reverted (a lost hot journal)" {
 				// The index as it was after 50 events, the table with 60.
 				dir = t.TempDir()

@@ -143,11 +143,9 @@ func (s *Store) ResolutionDue(now time.Time) (Due, error) {
 // due is ResolutionDue in the caller's transaction.
 func (s *Store) due(ctx context.Context, q querier, now time.Time) (Due, error) {
 	var d Due
-	var tm string
-	var at int64
-	err := q.QueryRowContext(ctx, `SELECT r.request, r.time, COALESCE(r.head,
-			(SELECT max(e.seq) FROM events e JOIN forgotten f ON f.id = e.id WHERE f.request = r.request), 0)
-		FROM forget_requests r WHERE r.needs_noise = 1 AND r.resolved_by IS NULL ORDER BY r.request LIMIT 1`).Scan(&d.Oldest, &tm, &at)
+	var r requestRow
+	err := r.scan(q.QueryRowContext(ctx, `SELECT `+requestCols+`, sha256 FROM forget_requests
+		WHERE needs_noise = 1 AND resolved_by IS NULL ORDER BY request LIMIT 1`))
 	if errors.Is(err, sql.ErrNoRows) {
 		d.Reason = "no approximate request is pending"
 		return d, nil
@@ -155,7 +153,22 @@ func (s *Store) due(ctx context.Context, q querier, now time.Time) (Due, error) 
 	if err != nil {
 		return d, err
 	}
-	d.Since, _ = time.Parse(time.RFC3339Nano, tm)
+	d.Oldest = r.request
+	if !sameSum(r.sum, sumRequest(&r)) {
+		// When it was served is unknown: resolving is always allowed
+		// (an exact replay), and the resolution's check reports the
+		// damage instead of letting the policy's deadline pass silently.
+		d.Due, d.Reason = true, fmt.Sprintf("the record of request %d does not match its checksum ('unlearn status --check' says more)", r.request)
+		return d, nil
+	}
+	at := r.head.Int64
+	if !r.head.Valid {
+		// Before schema 6: the newest erased insert of the request.
+		if err := q.QueryRowContext(ctx, `SELECT COALESCE(max(e.seq), 0) FROM events e JOIN forgotten f ON f.id = e.id WHERE f.request = ?`, r.request).Scan(&at); err != nil {
+			return d, err
+		}
+	}
+	d.Since, _ = time.Parse(time.RFC3339Nano, r.time)
 	d.EventsSince = max(0, s.head-at)
 	p := s.policy
 	switch {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 
 	"unlearn/certify"
 	"unlearn/internal/established"
@@ -21,7 +22,8 @@ type Released struct {
 	// Path says how α was obtained: "exact" (every forget was served by
 	// replay: the state is the counterfactual, no noise), "derived" (the
 	// release of an approximate forget, α from its public description) or
-	// "diameter" (α = 2W', whatever produced the state).
+	// "diameter" (α = 2W', whatever produced the state: an approximate
+	// forget whose request the store cannot describe).
 	Path string
 	// Head is the log position of the released state: it depended on every
 	// insert of the log with seq ≤ Head (Keep records it).
@@ -42,15 +44,13 @@ type Released struct {
 //     what training without the forgotten samples gives: it is released as
 //     it is, memory included, with α = 0 (certify.CertifyExact, with the
 //     store's own establishment of exactness).
-//   - While an approximate request is pending, α is the diameter 2W' of
-//     the learner's ball, proved whatever produced the state
-//     (certify.Spec without Deletion). The state is then the noised,
-//     certified output of the approximate forget followed by steps on
-//     retained data — post-processing of that forget's release (kept in
-//     the store: ForgetReport.ReleaseID), which already covers the
-//     deletion — so this release's noise is a second, independent
-//     guarantee, charged again. (The derived α of a request describes the
-//     intervention's un-noised output, which the store no longer holds.)
+//   - While an approximate request is pending, Release refuses
+//     (ErrPending), naming the release that request's forget published.
+//     The state is then that noised, certified release continued on
+//     retained data (the store keeps nothing un-noised of it), so the
+//     forget's release is the one to serve; a new noised release would be
+//     a second guarantee at the diameter α, charged again, at chance level
+//     for any useful ε (docs/trust.md).
 //
 // A memory Rebuild replays the last τ retained inserts of the log from the
 // noised w. Before anything, the store checks itself (the cheap check of
@@ -123,6 +123,9 @@ func (s *Store) Release(spec certify.Spec) (*Released, error) {
 		}
 		return &Released{Release: rel, Certificate: cert, Path: "exact", Head: head, lastRequest: lastRequest}, nil
 	}
+	if len(pending) > 0 {
+		return nil, pendingError(pending)
+	}
 	if spec.Intervention == "" {
 		spec.Intervention = "model store"
 		if len(pending) == 1 {
@@ -174,4 +177,29 @@ func (s *Store) lastRetained(ctx context.Context, q querier, n int) ([]stream.Ev
 		out = []stream.Event{}
 	}
 	return out, nil
+}
+
+// pendingError is Release's refusal while approximate requests are
+// pending: it names the releases their forgets published (the noised
+// states, certified for those deletions), which are the ones to serve.
+func pendingError(pending []Request) error {
+	var ids, gone []string
+	for _, r := range pending {
+		if r.Release > 0 {
+			ids = append(ids, fmt.Sprint(r.Release))
+		} else {
+			gone = append(gone, fmt.Sprint(r.Request))
+		}
+	}
+	msg := "the state is the noised release an approximate forget published, continued on retained data; a new noised release of it would be a second guarantee charged again at the diameter α"
+	if len(ids) > 0 {
+		msg += fmt.Sprintf("; serve the release the forget published ('unlearn releases --get %s')", ids[len(ids)-1])
+		if len(ids) > 1 {
+			msg += fmt.Sprintf(" (releases of the pending forgets: %s)", strings.Join(ids, ", "))
+		}
+	}
+	if len(gone) > 0 {
+		msg += fmt.Sprintf("; the release of request %s was erased by a later forget", strings.Join(gone, ", "))
+	}
+	return fmt.Errorf("store: release: %w: %s, or resolve them ('unlearn forget --resolve') for an exact release", ErrPending, msg)
 }

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -47,34 +48,38 @@ func TestReleasePaths(t *testing.T) {
 	require.Equal(t, want.Memory().Len(), len(r.Release.Memory), "memory included")
 
 	// The approximate forget is itself a certified release (derived α);
-	// a release of the state while it is pending uses the diameter.
+	// a release of the state while it is pending is refused, naming it.
 	rep, err := s.Forget([]int64{10}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "noop"})
 	require.NoError(t, err)
 	check(rep.Released, "derived")
 	require.False(t, rep.Released.Certificate.Exact)
 	require.Greater(t, rep.Released.Certificate.Sigma, 0.0)
 	require.Equal(t, "noop", rep.Released.Certificate.Sensitivity.Deletion.Intervention.Kind)
-	r, err = s.Release(spec)
-	require.NoError(t, err)
-	check(r, "diameter")
-	require.Empty(t, r.Release.Memory, "the un-noised memory is never released")
+	require.Empty(t, rep.Released.Release.Memory, "the un-noised memory is never released")
+	_, err = s.Release(spec)
+	require.ErrorIs(t, err, ErrPending)
+	require.Contains(t, err.Error(), fmt.Sprintf("'unlearn releases --get %d'", rep.ReleaseID))
 
 	// A second one whose oldest insert precedes the first's noising:
-	// diameter for the request too.
-	rep, err = s.Forget([]int64{20}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "param-only"})
+	// diameter for the request too; it erased the first's release (whose
+	// state included insert 20), and the refusal names the second's and
+	// says so.
+	rep2, err := s.Forget([]int64{20}, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: "param-only"})
 	require.NoError(t, err)
-	check(rep.Released, "diameter")
-	r, err = s.Release(spec)
-	require.NoError(t, err)
-	check(r, "diameter")
-	require.Equal(t, "diameter", r.Certificate.Sensitivity.Source)
-	require.Equal(t, 2, r.Certificate.Deletions)
-
+	check(rep2.Released, "diameter")
+	require.Equal(t, 2, rep2.Released.Certificate.Deletions)
 	spec.Memory = certify.Rebuild
+	_, err = s.Release(spec)
+	require.ErrorIs(t, err, ErrPending)
+	require.Contains(t, err.Error(), fmt.Sprintf("'unlearn releases --get %d'", rep2.ReleaseID))
+	require.Contains(t, err.Error(), "was erased by a later forget")
+
+	// Resolved: exact again.
+	_, err = s.Resolve(ForgetOptions{})
+	require.NoError(t, err)
 	r, err = s.Release(spec)
 	require.NoError(t, err)
-	check(r, "diameter")
-	require.LessOrEqual(t, len(r.Release.Memory), cfg.Memory)
+	check(r, "exact")
 
 	_, err = s.Release(certify.Spec{Epsilon: 1, Delta: 1e-5, Alpha: &certify.Given{Alpha: 1}})
 	require.Error(t, err, "the store derives α itself")

@@ -17,7 +17,7 @@ const FileName = "store.db"
 // SchemaVersion is the newest schema this package writes and reads. Open
 // applies the missing migrations of an older store in one transaction and
 // refuses a newer one (ErrSchema).
-const SchemaVersion = 7
+const SchemaVersion = 8
 
 // Pragmas are the per-connection SQLite settings of every store connection,
 // in the order they are applied (https://sqlite.org/pragma.html):
@@ -314,12 +314,22 @@ CREATE TABLE tokens (
 	sha256  BLOB NOT NULL CHECK (length(sha256) = 32)
 ) STRICT;
 `,
+	// Version 8: the sum of every deletion request row (reqrow.go),
+	// computed for the rows already stored by fillRequestSums.
+	`
+-- The SHA-256 of each forget_requests row (store/reqrow.go: sumRequest),
+-- rewritten with every change of the row and verified by every reader.
+-- NULL only between this statement and fillRequestSums, and between a
+-- request's provisional insert and its completion, in one transaction.
+ALTER TABLE forget_requests ADD COLUMN sha256 BLOB CHECK (sha256 IS NULL OR length(sha256) = 32);
+`,
 }
 
 // migrationHooks[v] runs after migrations[v-1], in the same transaction,
 // for what SQL alone cannot do.
 var migrationHooks = map[int]func(ctx context.Context, tx *sql.Tx) error{
 	6: fillSums,
+	8: fillRequestSums,
 }
 
 // migrate brings the schema of db up to SchemaVersion in one transaction.

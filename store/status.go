@@ -50,6 +50,9 @@ type Status struct {
 	// (*CorruptError's text). Status is then all that runs, with Resolve
 	// (which rebuilds a damaged state); Check finds everything else.
 	Damage string
+	// ClipToBound reports whether ingest clips payloads to the sample
+	// bound (Config.ClipToBound).
+	ClipToBound bool
 	// Policy is the store's resolution policy, and Due what it says now.
 	Policy ResolvePolicy
 	Due    Due
@@ -104,6 +107,10 @@ type Request struct {
 	// Head is the log head when the request was served (0 before schema
 	// version 6).
 	Head int64
+	// Damaged is set, and nothing else but Request, for a record whose
+	// checksum does not match its content (the listing goes on; every
+	// forget, resolution and release refuses the store).
+	Damaged bool
 }
 
 // Status returns a summary of the store.
@@ -117,7 +124,7 @@ func (s *Store) Status() (Status, error) {
 	// One read transaction: the counts, the head and the state are of one
 	// commit (another process may commit between two autocommit queries).
 	err := s.readTx(context.Background(), func(ctx context.Context, tx *sql.Tx) error {
-		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, NeedsNoise: !s.exact, Policy: s.policy}
+		st = Status{Dir: s.dir, Kind: s.hdr.Kind, Learner: s.cfg, CheckpointEvery: int(s.k), Head: s.head, NeedsNoise: !s.exact, Policy: s.policy, ClipToBound: s.clip}
 		if err := s.usable(); err != nil {
 			st.Damage = err.Error()
 		} else {
@@ -189,51 +196,66 @@ func (s *Store) Requests() ([]Request, error) {
 }
 
 func (s *Store) requests(ctx context.Context, q querier, where string) ([]Request, error) {
-	rows, err := q.QueryContext(ctx, `SELECT request, time, ids, path, reason, from_seq, events_replayed, wall_ns,
-		intervention, ages, u_size, needs_noise, resolved_by, releases_erased, erased_releases,
-		noised, CASE WHEN EXISTS (SELECT 1 FROM releases k WHERE k.release = forget_requests.release) THEN release ELSE 0 END, COALESCE(alpha_source, ''), COALESCE(alpha, 0), COALESCE(sigma, 0), COALESCE(epsilon, 0), COALESCE(delta, 0),
-		disclosed_ages, COALESCE(head, 0) FROM forget_requests `+where+` ORDER BY request`)
+	kept, err := keptReleaseIDs(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	rows, err := q.QueryContext(ctx, `SELECT `+requestCols+`, sha256 FROM forget_requests `+where+` ORDER BY request`)
 	if err != nil {
 		return nil, err
 	}
 	defer rows.Close()
 	var out []Request
 	for rows.Next() {
-		var r Request
-		var tm, ids, path string
-		var wall int64
-		var interv, ages, erased, disclosed sql.NullString
-		var resolved sql.NullInt64
-		var nn int
-		if err := rows.Scan(&r.Request, &tm, &ids, &path, &r.Reason, &r.FromSeq, &r.EventsReplayed, &wall,
-			&interv, &ages, &r.USize, &nn, &resolved, &r.ReleasesErased, &erased,
-			&r.Noised, &r.Release, &r.AlphaSource, &r.Alpha, &r.Sigma, &r.Epsilon, &r.Delta, &disclosed, &r.Head); err != nil {
+		var row requestRow
+		if err := row.scan(rows); err != nil {
 			return nil, err
 		}
-		if disclosed.Valid {
-			if err := json.Unmarshal([]byte(disclosed.String), &r.DisclosedAges); err != nil {
-				return nil, fmt.Errorf("%w: request %d: disclosed_ages: %w", ErrSchema, r.Request, err)
-			}
+		if !sameSum(row.sum, sumRequest(&row)) {
+			// Nothing of a damaged record is reported as a fact.
+			out = append(out, Request{Request: row.request, Damaged: true})
+			continue
 		}
-		r.Time, _ = time.Parse(time.RFC3339Nano, tm)
-		if err := json.Unmarshal([]byte(ids), &r.IDs); err != nil {
-			return nil, fmt.Errorf("%w: request %d: ids: %w", ErrSchema, r.Request, err)
+		r, err := row.toRequest(kept)
+		if err != nil {
+			return nil, err
 		}
-		if ages.Valid {
-			if err := json.Unmarshal([]byte(ages.String), &r.Ages); err != nil {
-				return nil, fmt.Errorf("%w: request %d: ages: %w", ErrSchema, r.Request, err)
-			}
-		}
-		if erased.Valid {
-			if err := json.Unmarshal([]byte(erased.String), &r.ErasedReleases); err != nil {
-				return nil, fmt.Errorf("%w: request %d: erased_releases: %w", ErrSchema, r.Request, err)
-			}
-		}
-		r.Path, r.Wall, r.Intervention = Path(path), time.Duration(wall), interv.String
-		r.NeedsNoise, r.ResolvedBy = nn == 1, resolved.Int64
 		out = append(out, r)
 	}
 	return out, rows.Err()
+}
+
+// toRequest is the Request of a row whose sum was verified; Release is 0
+// when the kept release is no longer kept.
+func (row *requestRow) toRequest(kept map[int64]bool) (Request, error) {
+	r := Request{Request: row.request, Path: Path(row.path), Reason: row.reason, FromSeq: row.fromSeq,
+		EventsReplayed: int(row.eventsReplayed), Wall: time.Duration(row.wallNS), Intervention: row.intervention.String,
+		USize: int(row.uSize), NeedsNoise: row.needsNoise == 1, ResolvedBy: row.resolvedBy.Int64,
+		ReleasesErased: int(row.releasesErased), Noised: row.noised == 1, AlphaSource: row.alphaSource.String,
+		Alpha: row.alpha.Float64, Sigma: row.sigma.Float64, Epsilon: row.epsilon.Float64, Delta: row.delta.Float64,
+		Head: row.head.Int64}
+	if kept[row.release.Int64] {
+		r.Release = row.release.Int64
+	}
+	r.Time, _ = time.Parse(time.RFC3339Nano, row.time)
+	for _, f := range []struct {
+		name string
+		v    sql.NullString
+		dst  any
+	}{
+		{"ids", sql.NullString{String: row.ids, Valid: true}, &r.IDs},
+		{"ages", row.ages, &r.Ages},
+		{"erased_releases", row.erasedReleases, &r.ErasedReleases},
+		{"disclosed_ages", row.disclosedAges, &r.DisclosedAges},
+	} {
+		if !f.v.Valid {
+			continue
+		}
+		if err := json.Unmarshal([]byte(f.v.String), f.dst); err != nil {
+			return r, fmt.Errorf("%w: request %d: %s: %w", ErrSchema, row.request, f.name, err)
+		}
+	}
+	return r, nil
 }
 
 // Export writes the current, un-noised state as an olbfgs-state/v1

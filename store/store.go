@@ -40,6 +40,14 @@ type Config struct {
 	// Resolve is the resolution policy (ResolvePolicy; SetResolvePolicy
 	// changes it later). The zero value resolves nothing on its own.
 	Resolve ResolvePolicy
+	// ClipToBound makes ingest scale every inserted payload whose norm
+	// exceeds the learner's sample bound B onto the ball of radius B
+	// (olbfgs.Config.ClipToBound) before it is logged and applied, instead
+	// of refusing the row; the log holds the clipped row, so a replay
+	// reproduces it. It needs Learner.SampleBound > 0. The certifiable
+	// profile sets it (docs/theory.md §16.10): the clip is a map of the
+	// row alone, so B stays a fact of every logged row.
+	ClipToBound bool
 }
 
 // Store is a live o-LBFGS learner on disk: its event log, periodic
@@ -73,6 +81,8 @@ type Store struct {
 	damage    *CorruptError
 	cfgDamage *CorruptError
 	policy    ResolvePolicy
+	clip      bool      // Config.ClipToBound
+	clipBuf   []float64 // the clipped payload of the insert being ingested
 
 	// skipCheck (tests only) skips the cheap check's scans on this handle;
 	// the state is still re-read. TestReleaseHeadRace probes a race between
@@ -97,6 +107,9 @@ func Create(dir string, c Config) (*Store, error) {
 	}
 	if err := c.Resolve.validate(); err != nil {
 		return nil, err
+	}
+	if c.ClipToBound && !(c.Learner.SampleBound > 0) {
+		return nil, &OptionError{Option: "ClipToBound", Value: true, Want: "needs a sample bound (Learner.SampleBound > 0) to clip to"}
 	}
 	loss, err := c.Header.Loss()
 	if err != nil {
@@ -125,7 +138,7 @@ func Create(dir string, c Config) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, dir: dir, hdr: c.Header, hraw: hraw, loss: loss, cfg: c.Learner, k: int64(c.CheckpointEvery), state: l, exact: true, policy: c.Resolve}
+	s := &Store{db: db, dir: dir, hdr: c.Header, hraw: hraw, loss: loss, cfg: c.Learner, k: int64(c.CheckpointEvery), state: l, exact: true, policy: c.Resolve, clip: c.ClipToBound}
 	if err := s.initialize(); err != nil {
 		db.Close()
 		return nil, err
@@ -183,6 +196,9 @@ func (s *Store) initialize() error {
 		"created":          now(),
 	}
 	s.policy.meta(meta)
+	if s.clip {
+		meta["clip_to_bound"] = "true"
+	}
 	meta["config_sha256"] = fmt.Sprintf("%x", sumConfig(meta))
 	return s.inTxAnyWriter(ctx, func(tx *sql.Tx) error {
 		for k, v := range meta {
@@ -283,6 +299,13 @@ func (s *Store) load() error {
 	}
 	if s.policy, err = policyFromMeta(meta); err != nil {
 		return err
+	}
+	switch v, ok := meta["clip_to_bound"]; {
+	case !ok:
+	case v == "true" && s.cfg.SampleBound > 0:
+		s.clip = true
+	default:
+		return fmt.Errorf("%w: meta \"clip_to_bound\" = %q (with sample bound %v)", ErrSchema, v, s.cfg.SampleBound)
 	}
 	// A configuration that parses but fails its sum opens (Status says
 	// so) and refuses every other use.

@@ -17,7 +17,7 @@ type certifiableFlags struct {
 
 func (c *certifiableFlags) register(f *pflag.FlagSet) {
 	f.Float64Var(&c.radius, "radius", 0, "certifiable learner: project w onto the ball ‖w‖ ≤ W after every step (0: off)")
-	f.Float64Var(&c.sampleBound, "sample-bound", 0, "certifiable learner: refuse inserts whose payload norm exceeds B (0: off)")
+	f.Float64Var(&c.sampleBound, "sample-bound", 0, "certifiable learner: refuse inserts whose payload norm exceeds B (0: off); --profile certifiable: √d/2 unless given, rows above it clipped onto it (init, train) instead of refused")
 	f.Float64Var(&c.pairAngle, "pair-angle", 0, "certifiable learner: store only curvature pairs with tan∠(s,y) ≤ r̄ < 1 (0: off; needs --pair-min, --pair-max)")
 	f.Float64Var(&c.pairMin, "pair-min", 0, "certifiable learner: smallest sᵀy/‖s‖² of a stored pair (with --pair-angle)")
 	f.Float64Var(&c.pairMax, "pair-max", 0, "certifiable learner: largest sᵀy/‖s‖² of a stored pair (with --pair-angle)")
@@ -31,6 +31,12 @@ func (c *certifiableFlags) apply(cfg *olbfgs.Config) {
 
 // certifiableSummary says in one line whether a learner configured as cfg
 // can have a noised release certified, and with which settings.
+// clipWords says that ingest clips rows to the sample bound (a store of
+// the certifiable profile: store.Config.ClipToBound).
+func clipWords(cfg olbfgs.Config) string {
+	return fmt.Sprintf("rows clipped to the sample bound: ingest scales a row with ‖x‖ > B = %.4g onto the ball ‖x‖ = B (a map of the row alone: B stays a fact of every logged row)", cfg.SampleBound)
+}
+
 func certifiableSummary(cfg olbfgs.Config) string {
 	if cfg.Radius <= 0 || cfg.SampleBound <= 0 {
 		return "not certifiable: a noised release needs --radius and --sample-bound (init); only exact releases (every forget served by replay) can be published"

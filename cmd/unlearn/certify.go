@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"unlearn/certify"
+	"unlearn/model"
 	"unlearn/noise"
 	"unlearn/olbfgs"
 	"unlearn/sign"
@@ -256,7 +257,7 @@ func printUtility(w io.Writer, c *certify.Certificate, _ *certify.Release) {
 			b = math.Sqrt(b*b + 1)
 		}
 		sd := c.SigmaApplied * b
-		fmt.Fprintf(w, "noise on a score: xᵀn ~ N(0, σ²‖x‖²), standard deviation ≤ σ·B = %.4g, 99th percentile of |xᵀn| ≤ %.4g for every accepted row (‖x‖ ≤ B = %.4g); compare with the spread of the scores xᵀw on held-out rows (unlearn evaluate --release)\n", sd, 2.5758*sd, b)
+		fmt.Fprintf(w, "noise on a score: xᵀn ~ N(0, σ²‖x‖²) per row, sd(xᵀn) ≤ σ·B = %.4g and p99 |xᵀn| ≤ %.4g for every accepted row (‖x‖ ≤ B = %.4g); 'unlearn evaluate --release' reports sd(xᵀn) and p99 |xᵀn| over held-out rows beside the observed sd(xᵀw) and p99 |xᵀw|\n", sd, model.P99Factor*sd, b)
 	}
 	if nn >= rad {
 		fmt.Fprintf(w, "WARNING: the expected noise norm is %.3g × the radius W' that bounds every un-noised model: the noise is larger than the model can be, so the release is likely of little use; see docs/theory.md on tightening α (a smaller radius, the pair guard, exact replay)\n", nn/rad)

@@ -41,8 +41,13 @@ with each class's recall, in the data's own class names (K classes for a
 multinomial model); a regression's adds the RMSE. ‖w‖ is the norm of the
 parameters each model predicts with: the average of the iterates for a learner
 that averages (--average, the practitioner's profile), else the last iterate,
-intercepts included. --json writes the same as one JSON document (unlearn-evaluation/v1,
-docs/schemas). The accuracy is that of 'unlearn predict's labels.
+intercepts included. A second table gives, for every model, the observed
+spread of its scores xᵀw over the held-out rows (standard deviation, 99th
+percentile of |xᵀw|) and, for a noised release evaluated with its
+certificate, the spread of the noise's effect xᵀn on a score that the
+certificate's σ implies — per row N(0, σ²‖x‖²), summarized over the rows;
+implied, not observed: the noise is available to no one. --json writes the
+same as one JSON document (unlearn-evaluation/v1, docs/schemas). The accuracy is that of 'unlearn predict's labels.
 
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
@@ -144,7 +149,12 @@ from before --data read data sets keep working.`,
 				if err != nil {
 					return err
 				}
-				rep.Models = append(rep.Models, model.ModelReport{Model: m.name, NormW: floats.Norm(m.l.Deployed(), 2), Evaluation: *ev})
+				mr := model.ModelReport{Model: m.name, NormW: floats.Norm(m.l.Deployed(), 2), Evaluation: *ev}
+				if m.sigma > 0 {
+					noise := ev.NoiseOnScores(m.sigma)
+					mr.Sigma, mr.NoiseOnScores = m.sigma, &noise
+				}
+				rep.Models = append(rep.Models, mr)
 			}
 			if asJSON {
 				b, err := json.MarshalIndent(rep, "", "  ")
@@ -370,12 +380,36 @@ func evaluationTable(models []namedModel, rep model.Report) string {
 	case len(averaged) > 0:
 		fmt.Fprintf(&b, "‖w‖ of %s: of the average of the iterates, which the model predicts with\n", strings.Join(averaged, ", "))
 	}
+	if kind != lossOnly {
+		b.WriteString(spreadTable(rep))
+	}
 	for i, r := range rep.Models {
 		if len(r.Classes) == 0 || models[i].same {
 			continue
 		}
 		b.WriteString("\n")
 		b.WriteString(confusionTable(r.Model, r.Evaluation))
+	}
+	return b.String()
+}
+
+// spreadTable renders, for every model, the observed spread of its scores
+// xᵀw over the held-out rows and, for a noised release, the spread of the
+// noise's effect xᵀn on a score that its certificate's σ implies (per row
+// N(0, σ²‖x‖²): a distribution, never observed — the noise is not
+// available to anyone), so the two can be compared: noise well inside the
+// scores' spread moves few predictions.
+func spreadTable(rep model.Report) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "\nscores over the held-out rows: xᵀw observed; xᵀn the noise's effect implied by the certificate's σ (per row N(0, σ²‖x‖²); not observed)\n")
+	fmt.Fprintf(&b, "%-34s %10s %12s %10s %10s %12s\n", "model", "sd(xᵀw)", "p99 |xᵀw|", "σ", "sd(xᵀn)", "p99 |xᵀn|")
+	for _, r := range rep.Models {
+		fmt.Fprintf(&b, "%-34s %10.4g %12.4g", r.Model, r.Scores.SD, r.Scores.P99)
+		if r.NoiseOnScores != nil {
+			fmt.Fprintf(&b, " %10.4g %10.4g %12.4g\n", r.Sigma, r.NoiseOnScores.SD, r.NoiseOnScores.P99)
+		} else {
+			fmt.Fprintf(&b, " %10s %10s %12s\n", "-", "-", "-")
+		}
 	}
 	return b.String()
 }

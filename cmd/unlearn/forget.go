@@ -53,8 +53,8 @@ number (--ages none); docs/trust.md says why.
 While such a request is pending, what remains of it in the store is: the
 log rows of the erased samples (seq and id, no payload), their tombstones
 and the request record (time, ids, intervention, exact ages, α, σ), the
-noised state and its checkpoint, the kept release, and the ledger line; a
-release of the state is noised again ('unlearn release', diameter α). An
+noised state and its checkpoint, the kept release, and the ledger line;
+'unlearn release' refuses and names the kept release, the one to serve. An
 exact forget, --resolve, or the store's resolution policy (init
 --resolve-after-events, --resolve-within; applied by ingest) replays the log
 exactly from before the oldest pending request and resolves it. The
@@ -260,7 +260,7 @@ func printForget(cmd *cobra.Command, dir string, rep store.ForgetReport, resolve
 		}
 	}
 	if rep.NeedsNoise && rep.Path != store.PathApproximate {
-		fmt.Fprintln(out, "NOTE: approximate requests are pending: a release of the state needs noise")
+		fmt.Fprintln(out, "NOTE: approximate requests are pending: 'unlearn release' refuses until they are resolved; serve the release each published ('unlearn releases --get N')")
 	}
 	return err
 }
@@ -281,6 +281,7 @@ func printApproximate(out io.Writer, dir string, rep store.ForgetReport) {
 		}
 		fmt.Fprintf(out, "kept only noised: release %d (α %.4g, %s; σ = %.4g at (ε, δ) = (%v, %v); the certificate discloses ages %s); fetch it with 'unlearn releases --store %s --get %d --out FILE --certificate FILE'\n",
 			rep.ReleaseID, c.Sensitivity.Alpha, how, c.Sigma, c.Epsilon, c.Delta, disclosed, dir, rep.ReleaseID)
+		printUtility(out, c, r.Release)
 	}
 	fmt.Fprintf(out, "deleted %s from the oldest erased sample on (no replay uses them)\n", plural(rep.CheckpointsDropped, "checkpoint", "checkpoints"))
 	fmt.Fprintf(out, "while pending, the store keeps of it: the erased rows' seq and id (no payload), the tombstones, the request record, the noised state and its checkpoint, the kept release; 'unlearn forget --store %s --resolve' (or the store's resolution policy) serves it exactly\n", dir)

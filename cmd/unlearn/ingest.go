@@ -228,6 +228,9 @@ func printIngested(cmd *cobra.Command, name string, res store.IngestResult) {
 	if res.Skipped > 0 {
 		fmt.Fprintf(out, "%s: skipped %s already in the log, byte for byte (a resumed ingest)\n", name, plural(res.Skipped, "event", "events"))
 	}
+	if res.Clipped > 0 {
+		fmt.Fprintf(out, "%s: clipped %s to the sample bound (‖x‖ ≤ B: the certifiable profile scales a row above it onto the ball)\n", name, plural(res.Clipped, "row", "rows"))
+	}
 	if res.SkippedForgotten > 0 {
 		fmt.Fprintf(out, "%s: skipped %s of forgotten ids (a forgotten id is never ingested again)\n", name, plural(res.SkippedForgotten, "event", "events"))
 	}

@@ -174,7 +174,7 @@ stays until an exact forget or 'forget --resolve'.`,
 				return flagError("resolve-within", "%s: must be non-negative (0: no deadline)", resolveWithin)
 			}
 			pol := store.ResolvePolicy{AfterEvents: resolveAfter, Within: resolveWithin}
-			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every, Resolve: pol})
+			s, err := store.Create(dir, store.Config{Header: h, Learner: cfg, CheckpointEvery: every, Resolve: pol, ClipToBound: lf.certifiableProfile()})
 			if err != nil {
 				if errors.Is(err, store.ErrExists) {
 					return flagError("store", "%v", err)
@@ -186,6 +186,9 @@ stays until an exact forget or 'forget --resolve'.`,
 				dir, h.Kind, h.D, lambdaNote(h), cfg.Memory, cfg.StepSize, cfg.InitialScale, every)
 			fmt.Fprintln(cmd.OutOrStdout(), optionsSummary(cfg))
 			fmt.Fprintln(cmd.OutOrStdout(), certifiableSummary(cfg))
+			if lf.certifiableProfile() {
+				fmt.Fprintln(cmd.OutOrStdout(), clipWords(cfg))
+			}
 			if !pol.IsZero() {
 				fmt.Fprintf(cmd.OutOrStdout(), "resolution policy: %s\n", policyWords(pol))
 			}

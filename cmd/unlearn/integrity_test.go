@@ -323,7 +323,7 @@ func TestEvaluatePendingCLI(t *testing.T) {
 		db := rawStore(t, st)
 		for _, q := range []string{
 			`ALTER TABLE events DROP COLUMN sha256`, `ALTER TABLE checkpoints DROP COLUMN sha256`, `ALTER TABLE state DROP COLUMN sha256`,
-			`ALTER TABLE releases DROP COLUMN sha256`, `ALTER TABLE keys DROP COLUMN sha256`,
+			`ALTER TABLE releases DROP COLUMN sha256`, `ALTER TABLE keys DROP COLUMN sha256`, `ALTER TABLE forget_requests DROP COLUMN sha256`,
 			`ALTER TABLE forget_requests DROP COLUMN noised`, `ALTER TABLE forget_requests DROP COLUMN release`, `ALTER TABLE forget_requests DROP COLUMN alpha_source`,
 			`ALTER TABLE forget_requests DROP COLUMN alpha`, `ALTER TABLE forget_requests DROP COLUMN sigma`, `ALTER TABLE forget_requests DROP COLUMN epsilon`,
 			`ALTER TABLE forget_requests DROP COLUMN delta`, `ALTER TABLE forget_requests DROP COLUMN disclosed_ages`, `ALTER TABLE forget_requests DROP COLUMN head`,

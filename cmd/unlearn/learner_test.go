@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -211,4 +212,86 @@ func TestTrainWarnsSingleClassModel(t *testing.T) {
 	out, err = runCLI(t, "train", "--data", p, "--label", "y", "--profile", "practitioner", "--out", filepath.Join(t.TempDir(), "s.json"))
 	require.NoError(t, err, out)
 	assert.NotContains(t, out, "single class")
+}
+
+// TestCertifiableProfileRefusesUncoveredFlags: init and train with
+// --profile certifiable refuse every learner option the scheduled bound
+// does not cover (docs/theory.md §16.10), each by its flag's name, and
+// write nothing; the profile itself is accepted.
+func TestCertifiableProfileRefusesUncoveredFlags(t *testing.T) {
+	data := practitionerCSV(t, "data.csv", 20, nil)
+	refused := [][]string{
+		{"--tau", "5"}, {"--standardize"}, {"--ridge-intercept=false"}, {"--step-power", "0.5"},
+		{"--damping", "1"}, {"--pair-angle", "0.1"}, {"--pair-min", "0.5"}, {"--pair-max", "2"},
+		{"--curvature-tol", "0.001"},
+	}
+	for _, cmd := range []string{"init", "train"} {
+		for _, extra := range refused {
+			flag := strings.SplitN(extra[0], "=", 2)[0]
+			t.Run(cmd+flag, func(t *testing.T) {
+				dir := t.TempDir()
+				args := []string{cmd, "--data", data, "--label", "y", "--id", "id", "--profile", "certifiable"}
+				target := filepath.Join(dir, "out")
+				if cmd == "init" {
+					args = append(args, "--store", target)
+				} else {
+					args = append(args, "--out", target)
+				}
+				out, err := runCLI(t, append(args, extra...)...)
+				require.Error(t, err, out)
+				require.ErrorContains(t, err, flag+": ", "the error names the flag")
+				require.Contains(t, err.Error(), "certifiable profile")
+				_, statErr := os.Stat(target)
+				require.True(t, os.IsNotExist(statErr), "nothing written")
+			})
+		}
+	}
+	// The profile without those flags: the configuration is accepted.
+	out, err := runCLI(t, "init", "--store", filepath.Join(t.TempDir(), "m"), "--data", data, "--label", "y", "--id", "id", "--profile", "certifiable", "--sample-bound", "5000")
+	require.NoError(t, err, out)
+}
+
+// TestCertifiableProfileClipsRows: under --profile certifiable the sample
+// bound defaults to √d/2, and ingest and train scale every row above it
+// onto the ball ‖x‖ = B (saying how many) instead of refusing it, the
+// same map in both: after an exact forget the store's state is train's on
+// the file without those rows, bit for bit. A store of another profile
+// with the same bound still refuses such a row.
+func TestCertifiableProfileClipsRows(t *testing.T) {
+	dir := t.TempDir()
+	full := practitionerCSV(t, "full.csv", 40, nil)
+	edited := practitionerCSV(t, "edited.csv", 40, map[int]bool{9: true})
+	st := filepath.Join(dir, "model")
+	data := []string{"--label", "y", "--id", "id"}
+	out, err := runCLI(t, append([]string{"init", "--store", st, "--data", full, "--profile", "certifiable"}, data...)...)
+	require.NoError(t, err, out)
+	b := olbfgs.CertifiableSampleBound(3)
+	require.Equal(t, math.Sqrt(3)/2, b)
+	require.Contains(t, out, fmt.Sprintf("sample bound B = %.4g", b))
+	require.Contains(t, out, fmt.Sprintf("rows clipped to the sample bound: ingest scales a row with ‖x‖ > B = %.4g onto the ball", b))
+	out, err = runCLI(t, append([]string{"ingest", "--store", st, "--data", full}, data...)...)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "clipped 40 rows to the sample bound", "every row (a ≈ 1000) is above √3/2")
+	out, err = runCLI(t, "forget", "--store", st, "--ids", "9")
+	require.NoError(t, err, out)
+	got, want := filepath.Join(dir, "got.json"), filepath.Join(dir, "want.json")
+	_, err = runCLI(t, "export", "--store", st, "--out", got)
+	require.NoError(t, err)
+	out, err = runCLI(t, append([]string{"train", "--data", edited, "--profile", "certifiable", "--out", want}, data...)...)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "clipped 39 rows to ‖x‖ ≤ B")
+	g, w := loadSnapshot(t, got), loadSnapshot(t, want)
+	require.Equal(t, b, g.Config().SampleBound)
+	require.True(t, g.Equal(w), "the store after forget differs from train on the edited data")
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "rows clipped to the sample bound")
+
+	// The same bound without the profile: the row is refused, not clipped.
+	other := filepath.Join(dir, "other")
+	out, err = runCLI(t, append([]string{"init", "--store", other, "--data", full, "--radius", "10", "--sample-bound", fmt.Sprint(b)}, data...)...)
+	require.NoError(t, err, out)
+	require.NotContains(t, out, "rows clipped")
+	_, err = runCLI(t, append([]string{"ingest", "--store", other, "--data", full}, data...)...)
+	require.ErrorContains(t, err, "sample bound")
 }

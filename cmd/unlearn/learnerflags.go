@@ -42,7 +42,7 @@ func (lf *learnerFlags) register(f *pflag.FlagSet) {
 	f.StringVar(&lf.profile, "profile", profilePaper, "learner profile: paper (the paper's o-LBFGS: constant η, last iterate, raw features), practitioner "+
 		"(an intercept, standardized features, averaged iterates, damped pairs, a decaying step and progressive statistics, with defaults that need no tuning; docs/data.md) "+
 		"or certifiable (logistic: the practitioner's learner as docs/theory.md §16.10 proves it — no curvature memory, a ridged intercept, η₀/(1 + η₀λt), "+
-		"polynomial-decay averaging, radius B̂/(2λ), sample bound --sample-bound, √d unless given (features in [0, 1]), λ = 1 unless --lambda; features scaled only by the data's fixed --scale, never standardized — "+
+		"polynomial-decay averaging, radius B̂/(2λ), sample bound --sample-bound, √d/2 unless given (features in [0, 1]; rows above it clipped onto it at ingest and train), λ = 1 unless --lambda; features scaled only by the data's fixed --scale, never standardized — "+
 		"so that a noised release after an approximate forget derives an α that shrinks with the stream); the flags below override it")
 	f.IntVar(&lf.tau, "tau", olbfgs.DefaultMemory, "memory size τ (number of curvature pairs)")
 	if !lf.etaGrid {
@@ -324,11 +324,13 @@ func warnSingleClass(w io.Writer, l *olbfgs.Learner, h stream.Header, next func(
 
 // certifiableConfig is config for --profile certifiable: the profile of
 // olbfgs.Config.CertifiableProfile for the header's λ and the sample bound
-// (--sample-bound, default √d: every feature in [0, 1]), then each flag
+// (--sample-bound, default √d/2: olbfgs.CertifiableSampleBound; the
+// store and train clip rows above it onto it), then each flag
 // given on the command line that the scheduled bound covers; a flag it
 // does not cover (a curvature memory, standardization, an unridged
-// intercept, a schedule exponent other than 1, pair damping or a pair
-// guard, a loss other than logistic) is refused, naming it.
+// intercept, a schedule exponent other than 1, pair damping, a pair guard
+// or curvature tolerance, a loss other than logistic) is refused, naming
+// it.
 func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (olbfgs.Config, error) {
 	if h.Kind != stream.KindLogistic {
 		return olbfgs.Config{}, flagError("profile", "certifiable: the scheduled bound is derived here for the logistic loss only, not %s", h.Kind)
@@ -344,6 +346,9 @@ func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (o
 		{"step-power", fl.Changed("step-power") && lf.stepPower != 1, "must be 1 in the certifiable profile: the proved schedule is η₀/(1 + η₀·a·t)"},
 		{"damping", fl.Changed("damping") && lf.damping != 0, "has no effect without a curvature memory and is refused in the certifiable profile"},
 		{"pair-angle", lf.certifiable.pairAngle != 0, "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"pair-min", fl.Changed("pair-min"), "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"pair-max", fl.Changed("pair-max"), "is refused in the certifiable profile: it has no curvature memory to guard"},
+		{"curvature-tol", fl.Changed("curvature-tol"), "is refused in the certifiable profile: it has no curvature memory to guard"},
 	}
 	for _, r := range refuse {
 		if r.bad {
@@ -351,7 +356,7 @@ func (lf *learnerFlags) certifiableConfig(fl *pflag.FlagSet, h stream.Header) (o
 		}
 	}
 	cfg := olbfgs.Config{Dim: h.D, StepSize: lf.eta, InitialScale: lf.gamma0, CurvatureTol: lf.curvatureTol, Progress: lf.progress}
-	cfg.SampleBound = math.Sqrt(float64(h.D))
+	cfg.SampleBound = olbfgs.CertifiableSampleBound(h.D)
 	if fl.Changed("sample-bound") {
 		cfg.SampleBound = lf.certifiable.sampleBound
 	}

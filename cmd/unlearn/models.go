@@ -27,6 +27,9 @@ type namedModel struct {
 	// same says the state is the previous model's, bit for bit (the exact
 	// counterfactual of a store served exactly).
 	same bool
+	// sigma is the σ of a noised release's verified certificate (0
+	// otherwise, and for a release used unverified).
+	sigma float64
 }
 
 // into returns how data is read into the model.
@@ -96,9 +99,10 @@ func releaseModel(path string, t *releaseTrust, i int, stderr io.Writer) (namedM
 	if err != nil {
 		return namedModel{}, err
 	}
+	var sigma float64
 	if t.unverified {
 		fmt.Fprintf(stderr, "WARNING: --unverified: %s was NOT checked against a certificate or signature: the results come from an unchecked file\n", path)
-	} else if err := verifyRelease(path, b, t.certificates[i], t.publicKey, stderr); err != nil {
+	} else if sigma, err = verifyRelease(path, b, t.certificates[i], t.publicKey, stderr); err != nil {
 		return namedModel{}, err
 	}
 	r, err := certify.ParseRelease(b)
@@ -109,33 +113,34 @@ func releaseModel(path string, t *releaseTrust, i int, stderr io.Writer) (namedM
 	if err != nil {
 		return namedModel{}, flagError("release", "%s: %v", path, err)
 	}
-	return namedModel{name: "release " + path, l: l, hdr: r.Loss, contract: r.Contract}, nil
+	return namedModel{name: "release " + path, l: l, hdr: r.Loss, contract: r.Contract, sigma: sigma}, nil
 }
 
 // verifyRelease checks release, the bytes of the file path, against the
-// certificate certFile signed by the key pubFile, as 'unlearn verify' does.
-func verifyRelease(path string, release []byte, certFile, pubFile string, stderr io.Writer) error {
+// certificate certFile signed by the key pubFile, as 'unlearn verify' does,
+// and returns the σ its noise was drawn with (0 for an exact release).
+func verifyRelease(path string, release []byte, certFile, pubFile string, stderr io.Writer) (float64, error) {
 	pub, err := sign.LoadPublic(pubFile)
 	if err != nil {
-		return flagError("public-key", "%v", err)
+		return 0, flagError("public-key", "%v", err)
 	}
 	data, err := os.ReadFile(certFile)
 	if err != nil {
-		return flagError("certificate", "%v", err)
+		return 0, flagError("certificate", "%v", err)
 	}
 	cert, err := certify.ParseCertificate(data)
 	if err != nil {
-		return flagError("certificate", "%s: %v", certFile, err)
+		return 0, flagError("certificate", "%s: %v", certFile, err)
 	}
 	rep, err := certify.Verify(cert, release, pub)
 	if err != nil {
-		return fmt.Errorf("INVALID: release %s does not verify against certificate %s (nothing was computed from it): %w", path, certFile, err)
+		return 0, fmt.Errorf("INVALID: release %s does not verify against certificate %s (nothing was computed from it): %w", path, certFile, err)
 	}
 	if !rep.Authenticated {
-		return fmt.Errorf("INVALID: release %s: certificate %s is not signed by key %s", path, certFile, pub.KeyID())
+		return 0, fmt.Errorf("INVALID: release %s: certificate %s is not signed by key %s", path, certFile, pub.KeyID())
 	}
 	fmt.Fprintf(stderr, "verified %s: certificate %s, signed by key %s\n", path, certFile, pub.KeyID())
-	return nil
+	return cert.SigmaApplied, nil
 }
 
 // snapshotModel reads a state snapshot given by --state.

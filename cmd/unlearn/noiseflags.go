@@ -1,7 +1,6 @@
 package main
 
 import (
-	"fmt"
 	"io"
 	"path/filepath"
 
@@ -108,8 +107,7 @@ func (n *noiseFlags) onRelease(w io.Writer) func(*store.Released) error {
 		if err != nil {
 			return err
 		}
-		tot := l.Totals()
-		fmt.Fprintf(w, "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g\n", e.Seq, n.ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+		printCharge(w, e.Seq, n.ledgerFile, l, r.Certificate)
 		return nil
 	}
 }

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"math"
 	"strconv"
 	"strings"
 
@@ -146,7 +145,7 @@ func planCertifiable(cmd *cobra.Command, h stream.Header, schedules []certify.De
 		return flagError("profile", "certifiable: a logistic loss with λ > 0, not %s (λ = %v)", h.Kind, h.Lambda)
 	}
 	cfg := olbfgs.DefaultConfig(h.D)
-	cfg.SampleBound = math.Sqrt(float64(h.D))
+	cfg.SampleBound = olbfgs.CertifiableSampleBound(h.D) // as init --profile certifiable
 	if bChanged {
 		cfg.SampleBound = cf.sampleBound
 	}

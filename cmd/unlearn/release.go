@@ -35,13 +35,13 @@ certificate (unlearn-certificate/v2):
   exact     every forget so far was served by replay (or resolved): the
             state is the counterfactual bit for bit and is released as it
             is, memory included, with α = 0 and no noise;
-  diameter  an approximate forget is pending: the state is the noised,
-            certified release that forget made (kept in the store: 'unlearn
-            releases --get'; its α derived from the request's public
-            description when the learner allows it) continued on retained
-            data; a release of it is noised again with α the diameter 2W' of
-            the learner's ball (W' its radius, init --radius), which holds
-            whatever produced the state.
+  refused   an approximate forget is pending: the state is the noised,
+            certified release that forget published (kept in the store:
+            'unlearn releases --get N', named in the message), continued on
+            retained data; serve that release, or resolve the request
+            ('unlearn forget --resolve') for an exact one. A new noised
+            release of it would be a second guarantee at the diameter α,
+            charged again.
 
 After a noised release, the expected noise norm σ·√d is printed beside the
 radius W' that bounds every un-noised model (both public); a warning says
@@ -154,8 +154,7 @@ experiments only.`,
 				if err != nil {
 					return fmt.Errorf("refused, nothing written: %w", err)
 				}
-				tot := l.Totals()
-				fmt.Fprintf(cmd.ErrOrStderr(), "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP: docs/theory.md §10.1)\n", e.Seq, ledgerFile, tot.Epsilon, l.Budget().Epsilon, l.Budget().Delta)
+				printCharge(cmd.ErrOrStderr(), e.Seq, ledgerFile, l, r.Certificate)
 			}
 			// Kept in the store after the charge and before the files are
 			// written: a kill -9 in between over-charges, or leaves a kept
@@ -232,4 +231,19 @@ func printReleasePath(w io.Writer, path string, c *certify.Certificate) {
 	fmt.Fprintf(w, "path: %s (the derived bound is not smaller: %s)\n", s.Binding, why)
 	fmt.Fprintln(w, "  to get a smaller α: create the store with the pair guard (init --pair-angle, --pair-min, --pair-max) so that the recursion contracts (ρ < 1), "+
 		"or serve forgets exactly (a larger forget --max-replay, or none) so that no approximate request is pending")
+}
+
+// printCharge reports a ledger charge: the ε the ledger's releases spend
+// together at its budget's δ (composed exactly as Gaussian DP: the
+// charge is μ = α/σ of the σ applied, docs/theory.md §10.1), and why
+// that may differ from the ε the certificate states: the ledger converts
+// at its own δ (a larger δ gives a smaller ε for the same release), and
+// the calibration rounds σ up (at the certificate's own δ the charge is
+// at most its ε, within 0.1%).
+func printCharge(w io.Writer, seq int, file string, l *ledger.Ledger, c *certify.Certificate) {
+	tot, b := l.Totals(), l.Budget()
+	fmt.Fprintf(w, "charged entry %d of %s: spent ε = %.4g of %.4g at δ = %.4g (the releases composed exactly as Gaussian DP, μ = α/σ each: docs/theory.md §10.1)\n", seq, file, tot.Epsilon, b.Epsilon, b.Delta)
+	if b.Delta != c.Delta {
+		fmt.Fprintf(w, "  the certificate states (ε, δ) = (%v, %v); the ledger counts the same Gaussian release at its budget's δ = %v, where its ε differs (smaller for a larger δ)\n", c.Epsilon, c.Delta, b.Delta)
+	}
 }

@@ -10,9 +10,10 @@ import (
 
 // The store's release from the command line: exact after an exact forget;
 // an approximate forget is itself a noised release, signed, charged to the
-// store's ledger and kept; a release while it is pending is noised again
-// (diameter), charged, checked by verify; a release over budget is refused
-// and writes nothing.
+// store's ledger, kept and checked by verify, its noise compared with the
+// public radius; a release while it is pending is refused, names the kept
+// release and writes nothing; an approximate forget over budget is refused
+// and changes nothing.
 func TestReleaseFromStore(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "l.jsonl")
@@ -70,30 +71,35 @@ func TestReleaseFromStore(t *testing.T) {
 	require.Contains(t, out, "derived, the diameter bound binds")
 	// Kept as release 3 (the two exact releases kept before held id 5: erased).
 	require.Contains(t, out, "kept only noised: release 3")
-	kr, kc := filepath.Join(dir, "k.json"), filepath.Join(dir, "kc.json")
-	_, err = runCLI(t, "releases", "--store", st, "--get", "3", "--out", kr, "--certificate", kc)
-	require.NoError(t, err)
-	out, err = runCLI(t, "verify", "--certificate", kc, "--release", kr, "--public-key", key+".pub")
-	require.NoError(t, err, out)
-	out, err = release()
-	require.NoError(t, err, out)
-	require.Contains(t, out, "path: diameter\n", "a release while the request is pending")
-	require.NotContains(t, out, "path: derived")
 	// The noise is compared with the public radius W' = 4, not with the
 	// private (or the noised) ‖w‖.
 	require.Contains(t, out, "‖w‖ ≤ W' = 4")
 	require.Contains(t, out, "WARNING: the expected noise norm is")
 	require.NotContains(t, out, "released ‖w‖")
-	require.Contains(t, out, "charged entry 2")
 	require.Contains(t, out, "docs/theory.md §10.1")
-	out, err = runCLI(t, "verify", "--certificate", cert, "--release", rel, "--public-key", key+".pub")
+	kr, kc := filepath.Join(dir, "k.json"), filepath.Join(dir, "kc.json")
+	_, err = runCLI(t, "releases", "--store", st, "--get", "3", "--out", kr, "--certificate", kc)
+	require.NoError(t, err)
+	out, err = runCLI(t, "verify", "--certificate", kc, "--release", kr, "--public-key", key+".pub")
 	require.NoError(t, err, out)
+	// A release while the request is pending is refused, names the kept
+	// release, and neither writes nor charges.
+	before, ledBefore := mustRead(t, rel), mustRead(t, led)
+	_, err = release()
+	require.ErrorContains(t, err, "approximate forgets are pending")
+	require.ErrorContains(t, err, "serve the release the forget published ('unlearn releases --get 3')")
+	require.ErrorContains(t, err, "'unlearn forget --resolve'")
+	require.Equal(t, before, mustRead(t, rel), "the release file changed")
+	require.Equal(t, ledBefore, mustRead(t, led), "the ledger changed")
+	out, err = runCLI(t, "status", "--store", st)
+	require.NoError(t, err, out)
+	require.Contains(t, out, "1 approximate request is pending")
 
-	// What the noise costs: the release evaluated beside the state and the
-	// exact counterfactual.
-	out, err = runCLI(t, "evaluate", "--store", st, "--release", rel, "--certificate", cert, "--public-key", key+".pub", "--data", in)
+	// What the noise costs: the kept release evaluated beside the state
+	// and the exact counterfactual.
+	out, err = runCLI(t, "evaluate", "--store", st, "--release", kr, "--certificate", kc, "--public-key", key+".pub", "--data", in)
 	require.NoError(t, err, out)
-	require.Contains(t, out, "release "+rel)
+	require.Contains(t, out, "release "+kr)
 	require.Contains(t, out, "exact counterfactual")
 
 	// A noised release without a ledger is refused unless asked for.
@@ -106,27 +112,41 @@ func TestReleaseFromStore(t *testing.T) {
 	require.ErrorContains(t, err, "--ledger: required for the approximate path")
 	_, err = runCLI(t, "forget", "--store", noLedgerStore, "--ids", "5", "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5", "--no-ledger")
 	require.NoError(t, err)
-	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1")
-	require.ErrorContains(t, err, "--ledger")
-	_, err = runCLI(t, "release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1", "--no-ledger")
-	require.NoError(t, err)
+	for _, extra := range [][]string{nil, {"--no-ledger"}} {
+		_, err = runCLI(t, append([]string{"release", "--store", noLedgerStore, "--epsilon", "1", "--delta", "1e-5", "--out", rel, "--certificate", cert, "--insecure-seeded", "1"}, extra...)...)
+		require.ErrorContains(t, err, "approximate forgets are pending", "%v", extra)
+		require.ErrorContains(t, err, "'unlearn releases --get 1'")
+	}
 
-	// A third noised charge at ε = 1 exceeds the (1.6, 1e-5) budget (two
-	// compose to ε = 1.4644, three to 1.8340: docs/theory.md §10.1).
-	before := mustRead(t, rel)
-	ledBefore := mustRead(t, led)
-	_, err = release()
-	require.ErrorContains(t, err, "refused, nothing written")
-	require.Equal(t, before, mustRead(t, rel), "the release file changed")
+	// A second approximate forget at ε = 1 is charged (two compose to
+	// ε = 1.4644 at δ = 1e-5, docs/theory.md §10.1); a third would spend
+	// 1.8340 > 1.6 and is refused: the ledger and the store unchanged.
+	approx := func(id string) (string, error) {
+		return runCLI(t, "forget", "--store", st, "--ids", id, "--max-replay", "1", "--intervention", "noop", "--epsilon", "1", "--delta", "1e-5",
+			"--key", key+".key", "--insecure-seeded", "2")
+	}
+	out, err = approx("6")
+	require.NoError(t, err, out)
+	require.Contains(t, out, "charged entry 2")
+	require.Contains(t, out, "spent ε = 1.464 of 1.6")
+	ledBefore = mustRead(t, led)
+	stBefore, err := runCLI(t, "status", "--store", st)
+	require.NoError(t, err)
+	_, err = approx("7")
+	require.ErrorContains(t, err, "nothing changed")
 	require.Equal(t, ledBefore, mustRead(t, led), "the ledger changed")
+	stAfter, err := runCLI(t, "status", "--store", st)
+	require.NoError(t, err)
+	require.Equal(t, stBefore, stAfter, "the store changed")
 	_, err = os.Stat(cert)
 	require.NoError(t, err)
 }
 
 // The worked example of docs/deployment.md: with the pair guard the
 // approximate forget's own release derives α below the diameter, from ages
-// disclosed rounded down to powers of two; a release while the request is
-// pending is the diameter; init and status show the certifiable settings.
+// disclosed rounded down to powers of two, and compares its noise with the
+// public radius; a release while the request is pending is refused and
+// names it; init and status show the certifiable settings.
 func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	dir := t.TempDir()
 	in := filepath.Join(dir, "iso.jsonl")
@@ -147,6 +167,7 @@ func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	require.Contains(t, out, "ages [199 198 197 196 195] (exact, for the operator)")
 	require.Contains(t, out, "kept only noised: release 1 (α 0.4189, derived; σ = 1.563")
 	require.Contains(t, out, "the certificate discloses ages [132 131 130 129 128]")
+	require.Contains(t, out, "‖w‖ ≤ W' = 2")
 	rel, cert := filepath.Join(dir, "r.json"), filepath.Join(dir, "c.json")
 	_, err = runCLI(t, "releases", "--store", st, "--get", "1", "--out", rel, "--certificate", cert)
 	require.NoError(t, err)
@@ -156,12 +177,12 @@ func TestReleaseDerivedWithPairGuard(t *testing.T) {
 	out, err = runCLI(t, "status", "--store", st)
 	require.NoError(t, err, out)
 	require.Contains(t, out, want)
-	require.Contains(t, out, "1 approximate request pending")
+	require.Contains(t, out, "1 approximate request is pending")
 	require.Contains(t, out, "kept noised: release 1, α 0.4189 (derived)")
-	out, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel,
+	before := mustRead(t, rel)
+	_, err = runCLI(t, "release", "--store", st, "--epsilon", "1", "--delta", "1e-5", "--out", rel,
 		"--certificate", cert, "--insecure-seeded", "1", "--no-ledger")
-	require.NoError(t, err, out)
-	require.Contains(t, out, "(diameter, proved)")
-	require.Contains(t, out, "path: diameter\n")
-	require.Contains(t, out, "‖w‖ ≤ W' = 2")
+	require.ErrorContains(t, err, "approximate forgets are pending")
+	require.ErrorContains(t, err, "('unlearn releases --get 1')")
+	require.Equal(t, before, mustRead(t, rel), "a refused release wrote its file")
 }

@@ -24,12 +24,13 @@ func newStatusCmd() *cobra.Command {
 	)
 	cmd := &cobra.Command{
 		Use:   "status --store DIR [--check] [--requests] [--json]",
-		Short: "Summarize a store: log, checkpoints, deletion requests, whether a release needs noise",
+		Short: "Summarize a store: log, checkpoints, deletion requests, whether an approximate request is pending",
 		Long: `status prints the store's configuration, the size of its log and checkpoints,
 the deletion requests served, and whether the state carries forgotten samples'
 influence (after an approximate forget not yet resolved by an exact one), in
-which case only a noised release may be published; the pending approximate
-requests are listed with what such a release must cover.
+which case 'unlearn release' refuses and the release each approximate forget
+published is the one to serve; the pending approximate requests are listed
+with what remains of them.
 
 --requests lists every request served, oldest first: its path, the ids it
 forgot, the intervention and whether a later exact request resolved it, the
@@ -39,7 +40,9 @@ forgotten sample's log position at or before the release's).
 With progressive statistics (init --progress, on in the practitioner profile)
 it prints the loss and accuracy of predicting each insert before training on
 it, overall and over the last 1000, and warns when the model does worse than the
-zero model or predicts a single class.
+zero model or predicts a single class. An approximate forget resets them (they
+had scored the deleted rows): while it is pending they cover the inserts since;
+an exact replay recomputes them over the retained rows.
 
 It also shows the certifiable-learner settings (init --radius, --sample-bound,
 the pair guard) or says that the store is not certifiable (a noised release
@@ -107,6 +110,9 @@ A failed check exits non-zero naming the damaged row or table.`,
 					fmt.Fprintln(out, optionsSummary(c))
 				}
 				fmt.Fprintln(out, certifiableSummary(c))
+				if st.ClipToBound {
+					fmt.Fprintln(out, clipWords(c))
+				}
 				if st.Damage != "" {
 					fmt.Fprintf(out, "log: %d events, head seq %d; the state is damaged\n", st.Events, st.Head)
 				} else {
@@ -114,6 +120,10 @@ A failed check exits non-zero naming the damaged row or table.`,
 				}
 				if st.HasProgress {
 					printProgressOf(out, cmd.ErrOrStderr(), st.Progress, s.Header())
+					if st.NeedsNoise {
+						fmt.Fprintf(out, "     (over the %s since the latest approximate forget: it reset the statistics, which had scored the deleted rows; an exact replay recomputes them over the retained rows)\n",
+							plural(st.Progress.N, "insert", "inserts"))
+					}
 				}
 				if st.Erased > 0 {
 					fmt.Fprintf(out, "     %s kept without payload (erased by approximate forgets; the rows count the state's steps until an exact replay drops them)\n",
@@ -154,9 +164,13 @@ A failed check exits non-zero naming the damaged row or table.`,
 // printPending lists the pending approximate requests and what remains
 // of them in the store.
 func printPending(w io.Writer, dir string, st store.Status) {
-	fmt.Fprintf(w, "release: NEEDS NOISE — %s pending:\n", plural(len(st.Pending), "approximate request", "approximate requests"))
+	fmt.Fprintf(w, "release: REFUSED while %s pending (serve the release each published: 'unlearn releases --store %s --get N'):\n", plural(len(st.Pending), "approximate request is", "approximate requests are"), dir)
 	legacy := false
 	for _, r := range st.Pending {
+		if r.Damaged {
+			fmt.Fprintf(w, damagedLine, r.Request)
+			continue
+		}
 		if r.Noised {
 			rel := fmt.Sprintf("release %d", r.Release)
 			if r.Release == 0 {
@@ -315,6 +329,9 @@ type requestJSON struct {
 	Epsilon       float64 `json:"epsilon,omitempty"`
 	Delta         float64 `json:"delta,omitempty"`
 	DisclosedAges []int   `json:"disclosed_ages,omitempty"`
+	// Damaged: the record does not match its checksum; none of its other
+	// fields is reported.
+	Damaged bool `json:"damaged,omitempty"`
 }
 
 func newStatusJSON(st store.Status) statusJSON {
@@ -346,9 +363,12 @@ func newRequestJSON(r store.Request) requestJSON {
 		Ages: r.Ages, USize: r.USize, NeedsNoise: r.NeedsNoise, ResolvedBy: nonZero(r.ResolvedBy),
 		ReleasesErased: r.ReleasesErased, ErasedReleases: r.ErasedReleases,
 		Noised: r.Noised, Release: r.Release, AlphaSource: r.AlphaSource, Alpha: r.Alpha, Sigma: r.Sigma,
-		Epsilon: r.Epsilon, Delta: r.Delta, DisclosedAges: r.DisclosedAges,
+		Epsilon: r.Epsilon, Delta: r.Delta, DisclosedAges: r.DisclosedAges, Damaged: r.Damaged,
 	}
 }
+
+// damagedLine says that request r's record is damaged, and nothing of it.
+const damagedLine = "  request %d: DAMAGED — its record does not match its checksum (nothing of it is shown; 'unlearn status --check' says more, every forget, resolution and release refuses the store)\n"
 
 // printRequests lists the store's deletion requests for status --requests.
 func printRequests(w io.Writer, rs []store.Request) {
@@ -358,6 +378,10 @@ func printRequests(w io.Writer, rs []store.Request) {
 	}
 	fmt.Fprintf(w, "requests (%d):\n", len(rs))
 	for _, r := range rs {
+		if r.Damaged {
+			fmt.Fprintf(w, damagedLine, r.Request)
+			continue
+		}
 		what := fmt.Sprintf("%s %v", plural(len(r.IDs), "id", "ids"), r.IDs)
 		if len(r.IDs) == 0 {
 			what = "no new id (resolution)"
@@ -373,7 +397,7 @@ func printRequests(w io.Writer, rs []store.Request) {
 			if r.ResolvedBy > 0 {
 				fmt.Fprintf(w, ", resolved by request %d", r.ResolvedBy)
 			} else {
-				fmt.Fprint(w, ", PENDING (a release needs noise)")
+				fmt.Fprint(w, ", PENDING (serve its release; 'unlearn release' refuses)")
 			}
 		}
 		fmt.Fprintf(w, "; replayed %d events in %.4g s\n", r.EventsReplayed, r.Wall.Seconds())

@@ -111,6 +111,15 @@ when it predicts a single class on them.`,
 			if err := firstStepsError(cfg, h.Header, cmd.Flags().Changed, "--stream "+in); err != nil {
 				return err
 			}
+			if lf.certifiableProfile() {
+				clipped := 0
+				for _, e := range events {
+					if e.Op == stream.Insert && cfg.ClipToBound(e.Sample.V) {
+						clipped++
+					}
+				}
+				clipNote(cmd.ErrOrStderr(), clipped, cfg)
+			}
 			l, err := olbfgs.Replay(cfg, h.Loss, events)
 			if err != nil {
 				return fmt.Errorf("%s: %w", in, err)
@@ -197,7 +206,7 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, lf
 	if err != nil {
 		return configFlagError(err)
 	}
-	n := 0
+	n, clipped, clip := 0, 0, lf.certifiableProfile()
 	for {
 		e, err := r.Next()
 		if err == io.EOF {
@@ -206,10 +215,16 @@ func trainData(cmd *cobra.Command, path, out string, df *dataFlags, upTo int, lf
 		if err != nil {
 			return dataError(err)
 		}
+		if clip && cfg.ClipToBound(e.Sample.V) {
+			clipped++
+		}
 		if err := l.Step(e); err != nil {
 			return fmt.Errorf("--data %s: line %d (id %d): replay: %w", path, r.Line(), e.ID, err)
 		}
 		n++
+	}
+	if clip {
+		clipNote(cmd.ErrOrStderr(), clipped, cfg)
 	}
 	if upTo > n {
 		return flagError("events", "%d, but %s selects %d rows", upTo, path, n)
@@ -239,4 +254,10 @@ func checkTrainedOnData(cmd *cobra.Command, l *olbfgs.Learner, hdr stream.Header
 		e, err := r.Next()
 		return e.Sample, err == nil
 	})
+}
+
+// clipNote says how many rows the certifiable profile scaled onto the
+// sample bound's ball (olbfgs.Config.ClipToBound).
+func clipNote(w io.Writer, clipped int, cfg olbfgs.Config) {
+	fmt.Fprintf(w, "clipped %s to ‖x‖ ≤ B = %.4g (the certifiable profile's sample bound)\n", plural(clipped, "row", "rows"), cfg.SampleBound)
 }

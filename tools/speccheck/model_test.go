@@ -144,7 +144,7 @@ func makeModelOutputs(o *outputs, dir string) error {
 	}
 	rep := model.Report{Format: model.ReportFormat, Data: "heldout.csv", Models: []model.ModelReport{
 		{Model: "current state", NormW: 1.5, Evaluation: *ev},
-		{Model: "release r.json", NormW: 1.25, Evaluation: *evOne},
+		{Model: "release r.json", NormW: 1.25, Evaluation: *evOne, Sigma: 0.5, NoiseOnScores: ptrSpread(evOne.NoiseOnScores(0.5))},
 	}}
 	if o.evaluations["classifier"], err = json.MarshalIndent(rep, "", "  "); err != nil {
 		return err
@@ -190,3 +190,5 @@ func (s *sliceRows) Next() (stream.Event, error) {
 	s.i++
 	return s.events[s.i-1], nil
 }
+
+func ptrSpread(s model.Spread) *model.Spread { return &s }

@@ -259,6 +259,11 @@ func formats() []format {
 				{"a regression with an accuracy", "regression", editDoc(set("models/0/accuracy", 0.5)), false},
 				{"n = 0", "regression", editDoc(set("models/0/n", 0)), false},
 				{"a negative count", "classifier", editDoc(set("models/0/confusion/0/0", -1)), false},
+				{"no score spread", "classifier", editDoc(del("models/0/scores")), false},
+				{"a negative score spread", "classifier", editDoc(set("models/0/scores/sd", -1)), false},
+				{"the noise's spread without σ", "classifier", editDoc(del("models/1/sigma")), false},
+				{"σ without the noise's spread", "classifier", editDoc(del("models/1/noise_on_scores")), false},
+				{"σ = 0", "classifier", editDoc(set("models/1/sigma", 0)), false},
 			},
 		},
 		{

@@ -1,0 +1,87 @@
+package main
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+	"math/rand/v2"
+	"slices"
+
+	"gonum.org/v1/gonum/floats"
+
+	"unlearn/certify"
+	"unlearn/noise"
+	"unlearn/olbfgs"
+	"unlearn/stream"
+	"unlearn/unlearn"
+)
+
+// mustShow measures the distribution of the Fashion-MNIST 0/6 release
+// accuracy at (ε, δ) = (1, 10⁻⁵) over draws SEEDED noise draws (seeds
+// 1…draws; reproducible, not for deployment) for the certifiable profile
+// at the sample bound B = frac·√d (training rows clipped to B as the
+// profile's store clips them, olbfgs.Config.ClipToBound; the test rows
+// scored as they are), ridge λ and averaging power κ, with α as the
+// store derives it: the scheduled bound's worst case over the ages the
+// certificate discloses (pow2, docs/theory.md §16.12). It prints one row:
+// B, λ, κ, α, σ, the model's and the counterfactual's accuracy, and the
+// releases' min, 5th percentile and median.
+func mustShow(ds data, frac, lambda, power float64, draws int) {
+	d := ds.d
+	b := frac * math.Sqrt(float64(d))
+	train, test := clipped(ds.train, b), ds.test
+	cfg := olbfgs.DefaultConfig(d)
+	cfg.SampleBound = b
+	cfg = cfg.CertifiableProfile(lambda)
+	cfg.AveragePower = power
+	loss, err := stream.NewLogistic(d, lambda)
+	must(err)
+	actual, err := olbfgs.Replay(cfg, loss, train)
+	must(err)
+	u := stream.NewIDSet(ds.deleted)
+	cf, err := olbfgs.Replay(cfg, loss, stream.Counterfactual(train, u))
+	must(err)
+	out, _, err := unlearn.Run(unlearn.NoOp(), unlearn.Request{Actual: actual, Prefix: train, U: u})
+	must(err)
+	h, err := certify.HeaderOf(loss)
+	must(err)
+	ages := certify.AgesOf(train, u)
+	for i, a := range ages {
+		ages[i] = 1 << (bits.Len(uint(a)) - 1) // pow2 disclosure
+	}
+	sens, err := certify.DerivedAlpha(cfg, h, &certify.Deletion{Ages: ages, Steps: len(train), Disclosed: "pow2", Intervention: unlearn.Builtin{Kind: unlearn.KindNoop}})
+	must(err)
+	sigma, err := noise.SigmaAnalytic(sens.Alpha, 1, 1e-5)
+	must(err)
+	w := project(out.Deployed(), cfg.RadiusBound())
+	acc := make([]float64, draws)
+	for k := range acc {
+		r := rand.New(rand.NewPCG(uint64(k+1), 1000))
+		nw := slices.Clone(w)
+		for i := range nw {
+			nw[i] += sigma * r.NormFloat64()
+		}
+		acc[k] = accuracy(cfg, h, project(nw, cfg.RadiusBound()), test)
+	}
+	slices.Sort(acc)
+	q := func(p float64) float64 { return acc[int(math.Floor(p*float64(draws-1)))] }
+	fmt.Println("| B | λ | κ | α (disclosed ages) | σ at ε = 1 | model | counterfactual | release min | 5th percentile | median |")
+	fmt.Println("|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+	fmt.Printf("| %.3g·√d = %.4g | %g | %g | %.4g | %.4g | %.4f | %.4f | %.4f | %.4f | %.4f |\n", frac, b, lambda, power, sens.Alpha, sigma,
+		accuracy(cfg, h, out.Deployed(), test), accuracy(cfg, h, cf.Deployed(), test), acc[0], q(0.05), q(0.5))
+}
+
+// clipped returns the events with every payload of norm above b scaled
+// onto the ball of radius b (olbfgs.Config.ClipToBound), copies of the
+// clipped payloads.
+func clipped(ev []stream.Event, b float64) []stream.Event {
+	out := make([]stream.Event, len(ev))
+	for i, e := range ev {
+		if floats.Norm(e.Sample.V, 2) > b {
+			e.Sample.V = slices.Clone(e.Sample.V)
+			olbfgs.Config{SampleBound: b}.ClipToBound(e.Sample.V)
+		}
+		out[i] = e
+	}
+	return out
+}
