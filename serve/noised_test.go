@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -85,6 +86,17 @@ func TestPredictionsWhilePendingAreNoised(t *testing.T) {
 			require.Equal(t, want.Probabilities, out.Probabilities)
 			require.True(t, out.Noised, "predictions from the noised model say so")
 			require.Equal(t, []int64{rc.Batch.StoreRequest}, out.PendingRequests)
+
+			// A release now is refused, naming the release to serve;
+			// nothing is charged.
+			charged := f.srv.ledger.Totals().Releases
+			res = f.do("POST", "/v1/releases", f.tokens["release"], map[string]any{"epsilon": 1, "delta": 1e-5})
+			require.Equal(t, http.StatusConflict, res.status, "%s", res.body)
+			pr := res.problem(t)
+			require.Equal(t, ProblemTypePrefix+"deletion-pending", pr.Type)
+			require.Equal(t, kept.ID, pr.Release)
+			require.Contains(t, pr.Detail, fmt.Sprintf("serve release %d (GET /v1/releases/%d)", kept.ID, kept.ID))
+			require.Equal(t, charged, f.srv.ledger.Totals().Releases, "nothing charged")
 
 			// The stored state itself deploys the noised w (its average
 			// included): nothing un-noised is kept to answer from.
