@@ -103,5 +103,9 @@ func (s *Server) logStopped(err error) {
 	if err != nil {
 		args = append(args, "err", err)
 	}
-	s.log.Info("stopped; queued deletion requests are served after the next start", args...)
+	msg := "stopped"
+	if q.Queued > 0 {
+		msg = "stopped; the queued deletion requests stay queued and are served after the next start"
+	}
+	s.log.Info(msg, args...)
 }
