@@ -145,6 +145,9 @@ if _np is not None:
         def __array_finalize__(self, obj):
             self.noised = getattr(obj, "noised", False)
             self.pending_requests = getattr(obj, "pending_requests", ())
+
+        def __repr__(self):  # shown as the plain array it is
+            return repr(self.view(_np.ndarray))
 else:  # pragma: no cover - without NumPy, predictions are lists
     PredictionArray = None
 
