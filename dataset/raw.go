@@ -84,7 +84,7 @@ func (r *RawRows) Features(x []float64) error {
 	}
 	for j, p := range x {
 		if !(p >= 0 && p <= 255) || p != math.Trunc(p) {
-			return rawErr(ErrValue, "value %d is %v: an IDX pixel is an integer 0…255 (send the image's raw pixels; they are divided by the scale %v)", j, p, r.scale)
+			return &PixelError{Index: j, Value: p, Scale: r.scale}
 		}
 	}
 	scalePixels(x, r.scale)
@@ -115,6 +115,27 @@ func (r *RawRows) Label(s string) (float64, error) {
 	}
 	return y, nil
 }
+
+// A PixelError is a value of an IDX image's row that is not a raw pixel,
+// an integer 0…255 (RawRows.Features); errors.Is(err, ErrValue).
+type PixelError struct {
+	// Index is the value's position in the row, from 0.
+	Index int
+	Value float64
+	// Scale is what the pixels are divided by (Options.Scale).
+	Scale float64
+}
+
+func (e *PixelError) Error() string {
+	return fmt.Sprintf("value %d is %v: %s", e.Index, e.Value, e.Reason())
+}
+
+// Reason says what a pixel must be, without naming the value.
+func (e *PixelError) Reason() string {
+	return fmt.Sprintf("an IDX pixel is an integer 0…255 (send the image's raw pixels; they are divided by the scale %v)", e.Scale)
+}
+
+func (e *PixelError) Unwrap() error { return ErrValue }
 
 // rawError is an error of RawRows: its message in the user's words alone,
 // wrapping the sentinel (ErrValue, ErrLabel) for errors.Is.

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"unlearn/store"
 )
@@ -99,6 +100,30 @@ func (t *tokenTable) lookup(presented string) (store.Token, bool) {
 	return t.tokens[found], true
 }
 
+// minTokenReload is the least time between two reloads of the token table
+// prompted by an unknown token, so that a flood of bad tokens makes the
+// service read the store at most this often.
+const minTokenReload = 100 * time.Millisecond
+
+// reloadTokensForUnknown reads the tokens again after an unknown token was
+// presented, at most once every minTokenReload across all requests (the
+// others wait for that reload, then look again). It reports whether the
+// table was read again, or is fresher than minTokenReload.
+func (s *Server) reloadTokensForUnknown() bool {
+	s.tokenReloadMu.Lock()
+	defer s.tokenReloadMu.Unlock()
+	if time.Since(s.tokenReloaded) < minTokenReload {
+		return !s.tokenReloaded.IsZero()
+	}
+	s.tokenReloaded = time.Now()
+	s.tokenReloads++
+	if err := s.refreshTokens(); err != nil {
+		s.log.Warn("tokens not refreshed; the previous table stays in force", "err", err)
+		return false
+	}
+	return true
+}
+
 // authenticate checks the request's bearer token for scope and returns the
 // caller, or a problem: 401 without a token or with one that is unknown or
 // revoked, 403 with a token that lacks the scope.
@@ -112,6 +137,10 @@ func (s *Server) authenticate(r *http.Request, scope Scope) (caller, *Problem) {
 		return caller{}, problem("unauthorized", "the Authorization header is not \"Bearer TOKEN\"").at("Authorization")
 	}
 	t, found := s.tokens.Load().lookup(strings.TrimSpace(tok))
+	if !found && s.reloadTokensForUnknown() {
+		// A token created since the last refresh is accepted at once.
+		t, found = s.tokens.Load().lookup(strings.TrimSpace(tok))
+	}
 	if !found {
 		return caller{}, problem("unauthorized", "the token is unknown or revoked").at("Authorization")
 	}

@@ -323,7 +323,7 @@ func BenchmarkDecodeRows(b *testing.B) {
 			if p := unmarshal(packed, &req); p != nil {
 				b.Fatal(p)
 			}
-			if _, p := unpackRows(req.RowsF64, req.Cols, 100); p != nil {
+			if _, p := unpackRows(req.RowsF64, req.Cols, 100, nil); p != nil {
 				b.Fatal(p)
 			}
 		}

@@ -133,7 +133,7 @@ func TestPredictIsTheModels(t *testing.T) {
 	require.Equal(t, http.StatusUnprocessableEntity, res.status)
 	p := res.problem(t)
 	require.Equal(t, "rows[0]", p.Field)
-	require.Contains(t, p.Detail, "has 2 features, the model has d = 3")
+	require.Equal(t, "rows[0] has 2 values; the model expects 3 features: a, b, c", p.Detail)
 }
 
 // TestColumnsNeedNamedFeatures: a store whose features have no names (made

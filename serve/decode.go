@@ -160,17 +160,47 @@ func around(data []byte, offset int64) string {
 	return fmt.Sprintf("near %q", data[lo:hi])
 }
 
-// checkRows checks that every row has d finite numbers; field names the
-// rows' member ("rows").
-func checkRows(field string, rows [][]float64, d int) *Problem {
-	for i, row := range rows {
-		if len(row) != d {
-			return problem("unprocessable", "%s[%d] has %d features, the model has d = %d", field, i, len(row), d).at(fmt.Sprintf("%s[%d]", field, i))
+// expected says what a row must hold, in the user's words: "30 features",
+// and the first few feature names when the contract has them ("30
+// features: mean radius, mean texture, mean perimeter, …").
+func expected(d int, features []string) string {
+	w := fmt.Sprintf("%d features", d)
+	if len(features) == d && d > 0 {
+		const show = 3
+		names := features[:min(show, d)]
+		w += ": " + strings.Join(names, ", ")
+		if d > show {
+			w += ", …"
 		}
-		for j, v := range row {
-			if math.IsNaN(v) || math.IsInf(v, 0) {
-				return problem("unprocessable", "%s[%d][%d] is not finite", field, i, j).at(fmt.Sprintf("%s[%d][%d]", field, i, j))
-			}
+	}
+	return w
+}
+
+// checkRows checks that every row has d finite numbers; field names the
+// rows' member ("rows"), features the contract's names (or nil).
+func checkRows(field string, rows [][]float64, d int, features []string) *Problem {
+	for i, row := range rows {
+		if p := checkRow(fmt.Sprintf("%s[%d]", field, i), row, d, features); p != nil {
+			return p
+		}
+	}
+	return nil
+}
+
+// checkRow checks one row, the member at (rows[3], events[3].x): d finite
+// numbers, a problem naming the row or the value at fault otherwise.
+func checkRow(at string, row []float64, d int, features []string) *Problem {
+	if len(row) != d {
+		values := "values"
+		if len(row) == 1 {
+			values = "value"
+		}
+		return problem("unprocessable", "%s has %d %s; the model expects %s", at, len(row), values, expected(d, features)).at(at)
+	}
+	for j, v := range row {
+		if math.IsNaN(v) || math.IsInf(v, 0) {
+			el := fmt.Sprintf("%s[%d]", at, j)
+			return problem("unprocessable", "%s is %v: every value must be a finite number", el, v).at(el)
 		}
 	}
 	return nil
@@ -179,11 +209,17 @@ func checkRows(field string, rows [][]float64, d int) *Problem {
 // preprocessRows turns rows in the data's own units into the stream's, in
 // place, as the data readers do (dataset.RawRows.Features: an IDX image's
 // pixels divided by the contract's scale); field names the rows' member.
-// The rows' lengths and finiteness are checked first (checkRows).
+// The rows' lengths and finiteness are checked first (checkRows). A value
+// refused is named to the element (rows[i][j]).
 func preprocessRows(field string, rows [][]float64, raw *dataset.RawRows) *Problem {
 	for i, row := range rows {
 		if err := raw.Features(row); err != nil {
 			at := fmt.Sprintf("%s[%d]", field, i)
+			var px *dataset.PixelError
+			if errors.As(err, &px) {
+				at = fmt.Sprintf("%s[%d][%d]", field, i, px.Index)
+				return problem("unprocessable", "%s is %v: %s", at, px.Value, px.Reason()).at(at)
+			}
 			return problem("unprocessable", "%s: %v", at, err).at(at)
 		}
 	}
@@ -193,15 +229,18 @@ func preprocessRows(field string, rows [][]float64, raw *dataset.RawRows) *Probl
 // unpackRows reads the rows of a rows_f64 member: cols float64s a row
 // (the request's "cols", which must be the model's d), little-endian IEEE
 // 754 bits, row after row. The row length is stated so that rows of
-// another length are refused rather than read as other rows.
-func unpackRows(b []byte, cols *int, d int) ([][]float64, *Problem) {
+// another length are refused rather than read as other rows. features
+// are the contract's names (or nil), for the messages.
+func unpackRows(b []byte, cols *int, d int, features []string) ([][]float64, *Problem) {
 	switch {
 	case cols == nil:
 		return nil, problem("unprocessable", "cols is required with rows_f64: the number of values in a row").at("cols")
 	case *cols != d:
-		return nil, problem("unprocessable", "cols = %d, the model has d = %d", *cols, d).at("cols")
-	case len(b) == 0 || len(b)%(8*d) != 0:
-		return nil, problem("unprocessable", "rows_f64 holds %d bytes: want rows of d = %d float64s (%d bytes each)", len(b), d, 8*d).at("rows_f64")
+		return nil, problem("unprocessable", "the rows have %d values each; the model expects %s", *cols, expected(d, features)).at("cols")
+	case len(b) == 0:
+		return nil, problem("unprocessable", "the batch has no rows: send at least one row").at("rows_f64")
+	case len(b)%(8*d) != 0:
+		return nil, problem("unprocessable", "rows_f64 does not hold whole rows: %d bytes are not rows of %d values of 8 bytes (the last row is cut short)", len(b), d).at("rows_f64")
 	}
 	n := len(b) / (8 * d)
 	flat := make([]float64, n*d)

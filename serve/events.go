@@ -96,7 +96,7 @@ func (req *eventsRequest) toBatch(h stream.Header, raw *dataset.RawRows) (*batch
 		return nil, problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
 	case req.RowsF64 != nil:
 		var p *Problem
-		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, h.D); p != nil {
+		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, h.D, contractFeatures(h)); p != nil {
 			return nil, p
 		}
 		return req.rowsBatch(h, raw)
@@ -114,7 +114,7 @@ func (req *eventsRequest) rowsBatch(h stream.Header, raw *dataset.RawRows) (*bat
 	n := len(req.Rows)
 	switch {
 	case n == 0:
-		return nil, problem("unprocessable", "rows is empty").at("rows")
+		return nil, problem("unprocessable", "the batch has no rows: send at least one row").at("rows")
 	case len(req.Labels) != n:
 		return nil, problem("unprocessable", "%d labels for %d rows", len(req.Labels), n).at("labels")
 	case req.IDs != nil && len(req.IDs) != n:
@@ -122,7 +122,7 @@ func (req *eventsRequest) rowsBatch(h stream.Header, raw *dataset.RawRows) (*bat
 	case req.Keys != nil && len(req.Keys) != n:
 		return nil, problem("unprocessable", "%d keys for %d rows", len(req.Keys), n).at("keys")
 	}
-	if p := checkRows("rows", req.Rows, h.D); p != nil {
+	if p := checkRows("rows", req.Rows, h.D, contractFeatures(h)); p != nil {
 		return nil, p
 	}
 	if p := preprocessRows("rows", req.Rows, raw); p != nil {
@@ -189,8 +189,7 @@ func (req *eventsRequest) eventsBatch(h stream.Header, spec stream.LossSpec) (*b
 			}
 			b.keys[i] = *e.Key
 		}
-		if p := checkRows(fmt.Sprintf("events[%d].%s", i, spec.Vector), [][]float64{vec}, h.D); p != nil {
-			p.Field = at(spec.Vector)
+		if p := checkRow(at(spec.Vector), vec, h.D, nil); p != nil {
 			return nil, p
 		}
 	}

@@ -54,6 +54,6 @@ func Example() {
 	post("/v1/status", `{}`, "")
 	// Output:
 	// 200 application/json {"events":3,"head":3,"checkpoints":0,"ids":[1,2,3]}
-	// 200 application/json {"classes":["-1","1"],"predictions":["1"],"probabilities":[[0.5,0.5]],"head":3}
+	// 200 application/json {"classes":["-1","1"],"predictions":["1"],"probabilities":[[0.5,0.5]],"head":3,"noised":false}
 	// 405 application/problem+json {"type":"urn:unlearn:problem:method-not-allowed","title":"Method not allowed on this path","status":405,"detail":"POST /v1/status: this path accepts GET, HEAD","instance":"/v1/status"}
 }

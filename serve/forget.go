@@ -163,6 +163,12 @@ func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) erro
 		case <-served:
 		case <-t.C:
 		case <-s.closing:
+			// The poll ends at once, so that it does not hold the
+			// shutdown; the request stays queued for the next start.
+			t.Stop()
+			p := problem("shutting-down", "the service is shutting down; the request stays queued and is served after the restart: ask again then")
+			p.retryAfter = 5 * time.Second
+			return p
 		case <-r.Context().Done():
 		}
 		t.Stop()

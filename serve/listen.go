@@ -84,5 +84,28 @@ func (s *Server) Serve(ctx context.Context, l net.Listener, o HTTPOptions) error
 	if errors.Is(serveErr, http.ErrServerClosed) {
 		serveErr = nil
 	}
+	s.logStopped(errors.Join(serveErr, shutErr, closeErr))
 	return errors.Join(serveErr, shutErr, closeErr)
+}
+
+// logStopped writes the service's last line: that it has stopped, and what
+// stays for the next start (the deletion requests still queued, the
+// approximate deletions still pending their exact replay).
+func (s *Server) logStopped(err error) {
+	q := s.queue.stats()
+	args := []any{"queued", q.Queued}
+	if q.Queued > 0 {
+		args = append(args, "oldest_received", q.Oldest, "next_deadline", q.NextDeadline)
+	}
+	if v := s.view.Load(); v != nil && len(v.status.Pending) > 0 {
+		args = append(args, "approximate_pending", len(v.status.Pending))
+	}
+	if err != nil {
+		args = append(args, "err", err)
+	}
+	msg := "stopped"
+	if q.Queued > 0 {
+		msg = "stopped; the queued deletion requests stay queued and are served after the next start"
+	}
+	s.log.Info(msg, args...)
 }

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -19,7 +20,8 @@ import (
 // must be the kept release's noised w, bit for bit as its predictor
 // answers, never the un-noised trajectory (with averaging, the stored
 // state's average still follows it), and the receipt's pending says
-// exactly what the store keeps.
+// exactly what the store keeps. Each answer says that the model is the
+// noised one (noised, pending_requests), and the exact model's does not.
 func TestPredictionsWhilePendingAreNoised(t *testing.T) {
 	for _, tc := range []struct {
 		name    string
@@ -35,6 +37,10 @@ func TestPredictionsWhilePendingAreNoised(t *testing.T) {
 			x, y := rows(7, 60, d)
 			f.ingest(x, y, seq(1, 60))
 			before := f.unitLogits(d)
+			var exact predictResponse
+			f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows": unitRows(d)}).json(t, &exact)
+			require.False(t, exact.Noised, "the exact model is not flagged")
+			require.Empty(t, exact.PendingRequests)
 
 			st := f.forgetNow(3)
 			require.Equal(t, "approximate", st.Path)
@@ -78,6 +84,19 @@ func TestPredictionsWhilePendingAreNoised(t *testing.T) {
 			var out predictResponse
 			f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows": unitRows(d)}).json(t, &out)
 			require.Equal(t, want.Probabilities, out.Probabilities)
+			require.True(t, out.Noised, "predictions from the noised model say so")
+			require.Equal(t, []int64{rc.Batch.StoreRequest}, out.PendingRequests)
+
+			// A release now is refused, naming the release to serve;
+			// nothing is charged.
+			charged := f.srv.ledger.Totals().Releases
+			res = f.do("POST", "/v1/releases", f.tokens["release"], map[string]any{"epsilon": 1, "delta": 1e-5})
+			require.Equal(t, http.StatusConflict, res.status, "%s", res.body)
+			pr := res.problem(t)
+			require.Equal(t, ProblemTypePrefix+"deletion-pending", pr.Type)
+			require.Equal(t, kept.ID, pr.Release)
+			require.Contains(t, pr.Detail, fmt.Sprintf("serve release %d (GET /v1/releases/%d)", kept.ID, kept.ID))
+			require.Equal(t, charged, f.srv.ledger.Totals().Releases, "nothing charged")
 
 			// The stored state itself deploys the noised w (its average
 			// included): nothing un-noised is kept to answer from.

@@ -142,6 +142,13 @@ type predictResponse struct {
 	Probabilities [][]float64 `json:"probabilities"`
 	// Head is the log position of the state that predicted.
 	Head int64 `json:"head"`
+	// Noised reports that the state that predicted is the noised one an
+	// approximate deletion left (the store keeps only a noised w until
+	// the exact replay resolves it): its predictions are worse, the more
+	// so the larger the noise. PendingRequests are the store requests
+	// pending that replay.
+	Noised          bool    `json:"noised"`
+	PendingRequests []int64 `json:"pending_requests,omitempty"`
 }
 
 // contractFeatures returns the feature names of the data contract the
@@ -197,17 +204,17 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 			return problem("bad-request", "send rows or rows_f64, not both").at("rows_f64")
 		}
 		var p *Problem
-		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, v.predictor.Dim()); p != nil {
+		if req.Rows, p = unpackRows(req.RowsF64, req.Cols, v.predictor.Dim(), v.predictor.Features()); p != nil {
 			return p
 		}
 	}
 	if len(req.Rows) == 0 {
-		return problem("unprocessable", "rows is empty: send at least one row").at("rows")
+		return problem("unprocessable", "the batch has no rows: send at least one row").at("rows")
 	}
 	if len(req.Rows) > s.opt.MaxRows {
 		return problem("too-many-rows", "%d rows; at most %d rows a request (the service's limit): send several requests", len(req.Rows), s.opt.MaxRows).at("rows")
 	}
-	if p := checkRows("rows", req.Rows, v.predictor.Dim()); p != nil {
+	if p := checkRows("rows", req.Rows, v.predictor.Dim(), v.predictor.Features()); p != nil {
 		return p
 	}
 	if p := preprocessRows("rows", req.Rows, s.raw); p != nil {
@@ -218,7 +225,13 @@ func (s *Server) postPredict(w http.ResponseWriter, r *http.Request, c *call) er
 	if err != nil {
 		return err
 	}
-	res := predictResponse{Classes: pred.Classes, Predictions: pred.Labels, Probabilities: pred.Probabilities, Head: v.head}
+	res := predictResponse{Classes: pred.Classes, Predictions: pred.Labels, Probabilities: pred.Probabilities, Head: v.head,
+		Noised: v.needsNoise}
+	if v.needsNoise {
+		for _, q := range v.status.Pending {
+			res.PendingRequests = append(res.PendingRequests, q.Request)
+		}
+	}
 	if pred.Classes == nil {
 		res.Predictions = pred.Values
 	}

@@ -35,6 +35,8 @@ type Problem struct {
 	Field string `json:"field,omitempty"`
 	// Scope is the scope a token needs for the route (forbidden).
 	Scope string `json:"scope,omitempty"`
+	// Release is the kept release to serve instead (deletion-pending).
+	Release int64 `json:"release,omitempty"`
 
 	retryAfter time.Duration // 503: sets Retry-After
 	allow      string        // 405: sets Allow
@@ -60,6 +62,7 @@ var problemKinds = map[string]struct {
 	"no-predictions":     {http.StatusConflict, "The store's loss makes no predictions"},
 	"not-certifiable":    {http.StatusConflict, "No certified release can be made of the store's state"},
 	"budget-exceeded":    {http.StatusConflict, "The release would exceed the privacy budget"},
+	"deletion-pending":   {http.StatusConflict, "An approximate deletion is pending: serve the release it published"},
 	"busy":               {http.StatusServiceUnavailable, "The store is busy with another write; retry"},
 	"too-many-rows":      {http.StatusRequestEntityTooLarge, "The request carries more rows or records than the service accepts at once"},
 	"rate-limited":       {http.StatusTooManyRequests, "Too many requests; retry later"},

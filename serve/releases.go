@@ -84,6 +84,9 @@ func (s *Server) postRelease(w http.ResponseWriter, r *http.Request, c *call) er
 	}
 	defer unlock()
 	rel, err := s.st.Release(spec)
+	if errors.Is(err, store.ErrPending) {
+		return s.pendingProblem()
+	}
 	if err != nil {
 		return releaseProblem(err)
 	}
@@ -115,6 +118,27 @@ func (s *Server) postRelease(w http.ResponseWriter, r *http.Request, c *call) er
 	c.count = 1
 	w.Header().Set("Location", "/v1/releases/"+strconv.FormatInt(kept.ID, 10))
 	return writeJSON(w, http.StatusCreated, releaseOf(kept, true))
+}
+
+// pendingProblem explains a release refused while an approximate deletion
+// is pending (store.ErrPending): the state is the noised release that
+// deletion published, continued on retained data, and that release is the
+// one to serve; a new one would be a second guarantee at the diameter α,
+// charged again. The problem names it (release, and the route to fetch).
+func (s *Server) pendingProblem() *Problem {
+	var rel int64
+	for _, q := range s.view.Load().status.Pending {
+		if q.Release > 0 {
+			rel = q.Release
+		}
+	}
+	const why = "an approximate deletion is pending its exact replay: the model is the noised release that deletion published, continued on retained data, and a new release of it would be a second guarantee charged again; nothing was published or charged"
+	p := problem("deletion-pending", "%s", why)
+	if rel > 0 {
+		p = problem("deletion-pending", "%s: serve release %d (GET /v1/releases/%d), or wait for the exact replay, after which a release is exact", why, rel, rel)
+		p.Release = rel
+	}
+	return p
 }
 
 // releaseProblem explains a release the store refused.

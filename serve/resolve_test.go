@@ -180,6 +180,11 @@ func TestApproximateDeletionResolvedByPolicy(t *testing.T) {
 	require.NotZero(t, done.ResolvedBy)
 	require.NotEmpty(t, done.Resolved)
 	require.Equal(t, st.Receipt, done.Receipt, "the signed receipt is unchanged")
+	require.Eventually(t, func() bool {
+		var out predictResponse
+		f.do("POST", "/v1/predict", f.tokens["predict"], map[string]any{"rows": x[:1]}).json(t, &out)
+		return !out.Noised && out.PendingRequests == nil
+	}, 5*time.Second, 10*time.Millisecond, "resolved: predictions are the exact model's, no longer flagged noised")
 
 	loss, err := f.hdr.Loss()
 	require.NoError(t, err)

@@ -138,9 +138,14 @@ type Server struct {
 	predictSlots chan struct{}   // predictions computed at once (predict.go)
 	view         atomic.Pointer[view]
 	tokens       atomic.Pointer[tokenTable]
-	queue        *queue
-	resolver     *resolver
-	metrics      *metrics
+	// tokenReloadMu guards tokenReloaded, when an unknown token last made
+	// the service read the tokens again (reloadTokensForUnknown).
+	tokenReloadMu sync.Mutex
+	tokenReloaded time.Time
+	tokenReloads  int // how many such reloads (guarded by tokenReloadMu)
+	queue         *queue
+	resolver      *resolver
+	metrics       *metrics
 
 	closing  chan struct{} // closed by Close: long polls return, no new batch starts
 	stop     context.CancelFunc

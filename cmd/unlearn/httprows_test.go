@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/csv"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"math"
@@ -237,7 +238,8 @@ func TestHTTPRowsAreTheFiles(t *testing.T) {
 						body["labels"] = labels[:1]
 					}
 					require.Equal(t, http.StatusUnprocessableEntity, httpCall(t, ts.URL, "POST", route, token, body, &p), route)
-					require.Equal(t, "rows[0]", p.Field, route)
+					first := slices.IndexFunc(scaled[0], func(v float64) bool { return v != math.Trunc(v) })
+					require.Equal(t, fmt.Sprintf("rows[0][%d]", first), p.Field, route, "the first value that is not a pixel")
 					require.Contains(t, p.Detail, "an IDX pixel is an integer 0…255", route)
 				}
 			}

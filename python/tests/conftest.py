@@ -41,9 +41,11 @@ class Service:
     """A running `unlearn serve` over a fresh logistic store of dimension d,
     with the certifier's key, and tokens by scope."""
 
-    def __init__(self, binary, root, d=4, forget_within="60s", init=None):
+    def __init__(self, binary, root, d=4, forget_within="60s", init=None, init_extra=(), serve_extra=(), budget=None):
         """init, if given, replaces the store's --kind and --d (a store made
-        from a data file: --data FILE and its flags)."""
+        from a data file: --data FILE and its flags); init_extra and
+        serve_extra are more flags of init and serve; budget, (ε, δ), makes
+        the store's budget ledger."""
         self.bin, self.root, self.d = binary, root, d
         os.makedirs(root, exist_ok=True)
         self.store = os.path.join(root, "store")
@@ -51,13 +53,16 @@ class Service:
         self.pub = self.key + ".pub"
         run(binary, "keygen", "--out", self.key)
         shape = init if init is not None else ["--kind", "logistic", "--d", str(d)]
-        run(binary, "init", "--store", self.store, *shape, "--tau", "5", "--checkpoint-every", "40")
+        run(binary, "init", "--store", self.store, *shape, "--tau", "5", "--checkpoint-every", "40", *init_extra)
+        if budget is not None:
+            run(binary, "budget", "--ledger", os.path.join(self.store, "budget.ledger"), "--init",
+                "--epsilon", str(budget[0]), "--delta", str(budget[1]), "--key", self.key + ".key")
         self.tokens = {}
         for scopes in ("all", "ingest", "predict", "forget", "release", "read"):
             self.tokens[scopes] = run(binary, "token", "create", "--store", self.store, "--scopes", scopes).strip()
         self.log = open(os.path.join(root, "serve.log"), "w")
         self.proc = subprocess.Popen([binary, "serve", "--store", self.store, "--addr", "127.0.0.1:0", "--key", self.key + ".key",
-                                      "--forget-within", forget_within],
+                                      "--forget-within", forget_within, *serve_extra],
                                      stdout=subprocess.PIPE, stderr=self.log, text=True)
         ready, _, _ = select.select([self.proc.stdout], [], [], 30)
         if not ready:

@@ -287,7 +287,8 @@ def test_idx_raw_pixels_and_class_names(unlearn_bin, tmp_path):
         assert e.value.field == "labels[1]" and 'want "0" or "6"' in e.value.detail
         with pytest.raises(unlearn.BadRequestError) as e:  # pixels sent already divided
             c.predict([[p / 7140 for p in images[0]]])
-        assert e.value.field == "rows[0]" and "an IDX pixel is an integer 0" in e.value.detail
+        j = next(j for j, p in enumerate(images[0]) if p % 7140 != 0)  # the first pixel that is no longer an integer
+        assert e.value.field == "rows[0][%d]" % j and "an IDX pixel is an integer 0" in e.value.detail
         labels_http = c.predict(images)
         proba = c.predict_proba(images)
         out = run(s.bin, "predict", "--store", s.store, "--data", data)

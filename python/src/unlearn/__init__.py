@@ -9,10 +9,11 @@ installed. See docs/service.md.
     receipt = request.wait(timeout=600)
 """
 
-from .client import Client, ForgetRequest
-from .errors import (AuthenticationError, BadRequestError, ConflictError, ForbiddenError, NotFoundError,
-                     ProblemError, ReceiptError, TooManyRequestsError, UnavailableError, UnlearnError,
-                     WaitTimeout)
+from .client import Client, ForgetRequest, PredictionArray, PredictionList
+from .errors import (AuthenticationError, BadRequestError, ConflictError, ForbiddenError, InputError,
+                     InputTypeError, NoisedModelWarning, NotFoundError, ProblemError, PublicKeyError,
+                     ReceiptError, ServiceUnavailable, TooManyRequestsError, UnavailableError, UnlearnError,
+                     UnlearnWarning, WaitTimeout)
 from .receipt import PublicKey, Receipt, commitment, verify_receipt
 
 __version__ = "0.1.0"
@@ -21,4 +22,6 @@ __all__ = [
     "Client", "ForgetRequest", "PublicKey", "Receipt", "commitment", "verify_receipt",
     "UnlearnError", "ProblemError", "BadRequestError", "AuthenticationError", "ForbiddenError",
     "NotFoundError", "ConflictError", "UnavailableError", "TooManyRequestsError", "ReceiptError", "WaitTimeout",
+    "InputError", "InputTypeError", "ServiceUnavailable", "PublicKeyError", "UnlearnWarning", "NoisedModelWarning",
+    "PredictionArray", "PredictionList",
 ]

@@ -6,11 +6,15 @@ import json
 import math
 import secrets
 import sys
+import socket
+import ssl
 import time
 import urllib.error
 import urllib.request
+import warnings
 
-from .errors import ProblemError, ReceiptError, UnavailableError, UnlearnError, WaitTimeout, problem_error
+from .errors import (InputError, InputTypeError, NoisedModelWarning, ReceiptError, ServiceUnavailable, UnlearnError,
+                     WaitTimeout, problem_error)
 from .receipt import NONCE_SIZE, PublicKey, verify_receipt
 
 try:  # NumPy is optional: arrays are accepted, and returned for arrays
@@ -25,20 +29,38 @@ def _is_array(x):
 
 def _rows(X, name="X"):
     """X as a list of rows of floats, checked to be a 2-D table of finite
-    numbers."""
+    numbers (InputError otherwise, naming the row and value)."""
     if _is_array(X):
         if X.ndim != 2:
-            raise ValueError("%s: a 2-D array (rows × features) is needed, got %d dimensions" % (name, X.ndim))
-        if not _np.isfinite(X).all():
-            raise ValueError("%s: NaN or infinite values" % name)
+            raise InputError("%s: a 2-D array (rows × features) is needed, got %d dimensions" % (name, X.ndim))
+        try:
+            X = _np.asarray(X, dtype=float)
+        except (TypeError, ValueError) as e:
+            raise InputError("%s: not an array of numbers: %s" % (name, e)) from None
+        bad = _np.argwhere(~_np.isfinite(X))
+        if len(bad):
+            i, j = (int(v) for v in bad[0])
+            raise InputError("%s[%d][%d] is %r: every value must be a finite number" % (name, i, j, float(X[i, j])))
         return X
-    rows = [list(map(float, r)) for r in X]
-    if rows and any(len(r) != len(rows[0]) for r in rows):
-        raise ValueError("%s: rows of different lengths" % name)
-    for i, r in enumerate(rows):
+    rows = []
+    for i, r in enumerate(X):
+        try:
+            r = list(r)
+        except TypeError:
+            raise InputError("%s[%d] is not a row of numbers: %r" % (name, i, r)) from None
+        row = []
         for j, v in enumerate(r):
+            try:
+                v = float(v)
+            except (TypeError, ValueError):
+                raise InputError("%s[%d][%d] is %r: not a number" % (name, i, j, v)) from None
             if not math.isfinite(v):
-                raise ValueError("%s[%d][%d] is not finite" % (name, i, j))
+                raise InputError("%s[%d][%d] is %r: every value must be a finite number" % (name, i, j, v))
+            row.append(v)
+        rows.append(row)
+    if rows and any(len(r) != len(rows[0]) for r in rows):
+        i = next(i for i, r in enumerate(rows) if len(r) != len(rows[0]))
+        raise InputError("%s: rows of different lengths: %s[0] has %d values, %s[%d] %d" % (name, name, len(rows[0]), name, i, len(rows[i])))
     return rows
 
 
@@ -72,12 +94,20 @@ def _named(X, columns):
     return X, columns
 
 
-def _list(v, convert):
+def _list(v, convert, name="values"):
     if v is None:
         return None
     if _is_array(v):
         v = v.tolist()
-    return [convert(x) for x in v]
+    out = []
+    for i, x in enumerate(v):
+        try:
+            out.append(convert(x))
+        except InputError:
+            raise
+        except (TypeError, ValueError):
+            raise InputError("%s[%d] is %r: not %s" % (name, i, x, "an integer" if convert is int else "a string")) from None
+    return out
 
 
 def _label(v):
@@ -88,10 +118,47 @@ def _label(v):
     if isinstance(v, bytes):
         v = v.decode("utf-8")
     if isinstance(v, bool) or not isinstance(v, (str, int, float)):
-        raise TypeError("a label is a class name (a string) or a number, not %r" % (v,))
+        raise InputTypeError("a label is a class name (a string) or a number, not %r" % (v,))
     if isinstance(v, float) and not math.isfinite(v):
-        raise ValueError("a label is a finite number or a class name, not %r" % v)
+        raise InputError("a label is a finite number or a class name, not %r" % v)
     return v
+
+
+class PredictionList(list):
+    """The predictions for rows given as lists: a list, with ``noised``
+    (True when the model that answered is the noised one an approximate
+    deletion left, pending its exact replay: see NoisedModelWarning) and
+    ``pending_requests`` (the store requests pending that replay)."""
+
+    noised = False
+    pending_requests = ()
+
+
+if _np is not None:
+    class PredictionArray(_np.ndarray):
+        """The predictions for rows given as a NumPy array: an ndarray, with
+        ``noised`` and ``pending_requests`` as PredictionList's."""
+
+        noised = False
+        pending_requests = ()
+
+        def __array_finalize__(self, obj):
+            self.noised = getattr(obj, "noised", False)
+            self.pending_requests = getattr(obj, "pending_requests", ())
+
+        def __repr__(self):  # shown as the plain array it is
+            return repr(self.view(_np.ndarray))
+else:  # pragma: no cover - without NumPy, predictions are lists
+    PredictionArray = None
+
+
+def _flagged(values, arr, out):
+    """values as the result type (an array for arrays), carrying the
+    answer's noised flag."""
+    res = _np.asarray(values).view(PredictionArray) if arr else PredictionList(values)
+    res.noised = bool(out.get("noised", False))
+    res.pending_requests = tuple(out.get("pending_requests") or ())
+    return res
 
 
 SECRET_HEADER = "Unlearn-Request-Secret"
@@ -129,14 +196,28 @@ class Client:
         data = None
         headers = dict(headers or {}, Authorization="Bearer " + self._token, Accept="application/json")
         if body is not None:
-            data = json.dumps(body, allow_nan=False).encode("utf-8")
+            try:
+                data = json.dumps(body, allow_nan=False).encode("utf-8")
+            except ValueError as e:  # NaN or infinity in a number given
+                raise InputError("the request holds a value JSON cannot carry: %s" % e) from None
             headers["Content-Type"] = "application/json"
         req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            return self._send(req, timeout)
+        except (urllib.error.URLError, ConnectionError, socket.timeout, TimeoutError, ssl.SSLError) as e:
+            raise ServiceUnavailable(self.url, getattr(e, "reason", None) or e) from None
+        except OSError as e:  # a reset while reading the answer, …
+            raise ServiceUnavailable(self.url, e) from None
+
+    def _send(self, req, timeout):
         try:
             with urllib.request.urlopen(req, timeout=timeout or self.timeout, context=self._ssl) as res:
                 raw = res.read()
                 if res.headers.get_content_type() == "application/json":
-                    return json.loads(raw)
+                    try:
+                        return json.loads(raw)
+                    except ValueError:
+                        raise UnlearnError("the service's answer to %s %s is not JSON" % (req.get_method(), req.full_url)) from None
                 return raw.decode("utf-8")
         except urllib.error.HTTPError as e:
             raw = e.read()
@@ -172,14 +253,19 @@ class Client:
         service when ids is None)."""
         X, columns = _named(X, columns)
         rows = _rows(X)
-        labels = _list(y, _label)
+        try:
+            labels = [_label(v) for v in (y.tolist() if _is_array(y) else y)]
+        except TypeError as e:
+            if isinstance(e, InputError):
+                raise
+            raise InputError("y: not a sequence of labels: %s" % e) from None
         body = {"rows_f64": _pack(rows), "cols": _cols(rows), "labels": labels}
         if len(labels) != len(rows):
-            raise ValueError("%d labels for %d rows" % (len(labels), len(rows)))
+            raise InputError("%d labels for %d rows" % (len(labels), len(rows)))
         if ids is not None:
-            body["ids"] = _list(ids, int)
+            body["ids"] = _list(ids, int, "ids")
         if keys is not None:
-            body["keys"] = _list(keys, str)
+            body["keys"] = _list(keys, str, "keys")
         if columns is not None:
             body["columns"] = columns
         return self._request("POST", "/v1/events", body)
@@ -193,6 +279,13 @@ class Client:
         out = self._request("POST", "/v1/predict", body)
         if out.get("classes") is not None:
             self.classes_ = out["classes"]
+        self.noised_ = bool(out.get("noised", False))
+        if self.noised_:
+            pending = ", ".join(str(r) for r in out.get("pending_requests") or ())
+            warnings.warn(NoisedModelWarning(
+                "the predictions come from the noised model an approximate deletion left (store request %s pending "
+                "its exact replay): they are worse than the exact model's until that replay runs" % pending),
+                stacklevel=3)
         return out, _is_array(X)
 
     def predict(self, X, columns=None):
@@ -205,8 +298,7 @@ class Client:
         store's current state with everything it predicts with: its
         intercepts, standardization and averaged iterates."""
         out, arr = self._predict(X, columns)
-        labels = out["predictions"]
-        return _np.asarray(labels) if arr else labels
+        return _flagged(out["predictions"], arr, out)
 
     def predict_proba(self, X, columns=None):
         """The probability of each class for each row of X, in the order of
@@ -216,7 +308,7 @@ class Client:
         out, arr = self._predict(X, columns)
         if out.get("probabilities") is None:
             raise UnlearnError("the store's model is a regression: it has no class probabilities")
-        return _np.asarray(out["probabilities"]) if arr else out["probabilities"]
+        return _flagged(out["probabilities"], arr, out)
 
     def forget(self, ids=None, keys=None, wait=False):
         """Files a deletion request for the records with these ids and keys.
@@ -224,10 +316,10 @@ class Client:
         ForgetRequest; its wait() returns the verified receipt once it is
         served. With wait=True the service serves its queue at once rather
         than by the deadline."""
-        ids = _list(ids, int) or []
-        keys = _list(keys, str) or []
+        ids = _list(ids, int, "ids") or []
+        keys = _list(keys, str, "keys") or []
         if not ids and not keys:
-            raise ValueError("name at least one record: ids or keys")
+            raise InputError("name at least one record: ids or keys")
         nonce = secrets.token_bytes(NONCE_SIZE)
         body = {"nonce": nonce.hex(), "wait": bool(wait)}
         if ids:
@@ -252,7 +344,11 @@ class Client:
         with ``release`` and ``certificate``, the texts of the two files
         (save them as they are: the certificate covers the release file's
         SHA-256), and its id, head, path, exact, epsilon, delta."""
-        return self._request("POST", "/v1/releases", {"epsilon": float(epsilon), "delta": float(delta),
+        try:
+            epsilon, delta = float(epsilon), float(delta)
+        except (TypeError, ValueError):
+            raise InputError("epsilon and delta are numbers, not %r and %r" % (epsilon, delta)) from None
+        return self._request("POST", "/v1/releases", {"epsilon": epsilon, "delta": delta,
                                                       "memory": memory, "calibration": calibration})
 
     def releases(self):
@@ -261,7 +357,11 @@ class Client:
 
     def get_release(self, release_id):
         """One kept release, with the texts of its file and certificate."""
-        return self._request("GET", "/v1/releases/%d" % int(release_id))
+        try:
+            release_id = int(release_id)
+        except (TypeError, ValueError):
+            raise InputError("a release id is an integer, not %r" % (release_id,)) from None
+        return self._request("GET", "/v1/releases/%d" % release_id)
 
     def contract(self):
         """The model's data contract, as a dict: kind, d, k (multinomial),
@@ -281,7 +381,7 @@ class Client:
         """True while the service runs (GET /healthz, no token needed)."""
         try:
             return self._request("GET", "/healthz")["status"] == "ok"
-        except (ProblemError, OSError):
+        except UnlearnError:
             return False
 
 

@@ -1,10 +1,62 @@
-"""The client's exceptions. Every error answer of the service is an RFC 9457
-problem document; the client raises it as a ProblemError (or a subclass by
-status) carrying its members."""
+"""The client's exceptions and warnings. Every exception the client raises
+is an UnlearnError: an error answer of the service (an RFC 9457 problem
+document) as a ProblemError, or a subclass by status, carrying its members;
+input the client refuses before sending it as an InputError (a ValueError
+too); a service that cannot be reached as ServiceUnavailable (a
+ConnectionError too); a public key that is not one as PublicKeyError; a
+receipt that does not verify as ReceiptError."""
 
 
 class UnlearnError(Exception):
-    """The base of the client's exceptions."""
+    """The base of the client's exceptions: ``except unlearn.UnlearnError``
+    catches every error the client raises."""
+
+
+class InputError(UnlearnError, ValueError):
+    """Input the client refuses before sending it (rows that are not a table
+    of finite numbers, as many labels as rows, a deletion request naming no
+    record, …). A ValueError too, so that ``except ValueError`` keeps
+    working."""
+
+
+class InputTypeError(InputError, TypeError):
+    """Input of the wrong type (a label that is neither a class name nor a
+    number). A TypeError and an InputError."""
+
+
+class ServiceUnavailable(UnlearnError, ConnectionError):
+    """The service could not be reached or did not answer in time
+    (connection refused, a name that does not resolve, a timeout, a TLS
+    failure). A ConnectionError too. ``reason`` is the underlying error."""
+
+    def __init__(self, url, reason):
+        self.url, self.reason = url, reason
+        super().__init__("the service at %s did not answer: %s" % (url, reason))
+
+
+class UnlearnWarning(UserWarning):
+    """The base of the client's warnings."""
+
+
+class NoisedModelWarning(UnlearnWarning):
+    """Predictions answered by the noised model an approximate deletion
+    left, while the exact replay that resolves it is pending: they are
+    worse than the exact model's, the more so the larger the noise
+    (docs/service.md, "The approximate path"). Silence it with
+    ``warnings.simplefilter("ignore", unlearn.NoisedModelWarning)``; the
+    result's ``noised`` attribute says the same."""
+
+
+class ReceiptError(UnlearnError):
+    """A receipt that does not verify: malformed, signed by another key,
+    edited after signing, or not covering the request's records."""
+
+
+class PublicKeyError(ReceiptError, ValueError):
+    """A public key that is not one: a file that cannot be read, or that is
+    not an ``unlearn keygen`` NAME.pub file (the private NAME.key, another
+    JSON document, …). The message names the file. A ValueError, and a
+    ReceiptError (no receipt can be verified with it)."""
 
 
 class ProblemError(UnlearnError):
@@ -66,11 +118,6 @@ class TooManyRequestsError(ProblemError):
     seconds."""
 
     retry_after = None
-
-
-class ReceiptError(UnlearnError):
-    """A receipt that does not verify: malformed, signed by another key,
-    edited after signing, or not covering the request's records."""
 
 
 class WaitTimeout(UnlearnError, TimeoutError):

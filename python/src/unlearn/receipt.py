@@ -16,7 +16,7 @@ import re
 import struct
 
 from . import _ed25519
-from .errors import ReceiptError
+from .errors import PublicKeyError, ReceiptError
 
 FORMAT = "unlearn-receipt/v1"
 COMMITMENT_FORMAT = b"unlearn-forget-request/v1"
@@ -40,20 +40,20 @@ class PublicKey:
         if isinstance(key, (bytes, bytearray)) and len(key) == 32:
             raw = bytes(key)
         else:
+            where = "the public key"
             text = key
-            if isinstance(key, (bytes, bytearray)):
-                text = key.decode("utf-8")
-            elif not str(key).lstrip().startswith("{"):
-                with open(key, encoding="utf-8") as f:
-                    text = f.read()
-            doc = json.loads(text)
-            if doc.get("format") != "unlearn-public-key/v1":
-                raise ReceiptError("public key: format %r, want unlearn-public-key/v1" % doc.get("format"))
-            raw = base64.b64decode(doc["public_key"], validate=True)
-            if hashlib.sha256(raw).hexdigest()[:32] != doc.get("key_id"):
-                raise ReceiptError("public key: its key_id does not match the key")
+            try:
+                if isinstance(key, (bytes, bytearray)):
+                    text = key.decode("utf-8")
+                elif not str(key).lstrip().startswith("{"):
+                    where = "public key file %s" % key
+                    with open(key, encoding="utf-8") as f:
+                        text = f.read()
+            except (OSError, UnicodeDecodeError) as e:
+                raise PublicKeyError("%s: cannot be read: %s" % (where, getattr(e, "strerror", None) or e)) from None
+            raw = _public_key_of(text, where)
         if len(raw) != 32:
-            raise ReceiptError("public key: %d bytes, want 32" % len(raw))
+            raise PublicKeyError("the public key: %d bytes, want 32" % len(raw))
         self.raw = raw
 
     @property
@@ -63,6 +63,28 @@ class PublicKey:
 
     def __repr__(self):
         return "PublicKey(%s)" % self.key_id
+
+
+def _public_key_of(text, where):
+    """The 32 bytes of an ``unlearn keygen`` NAME.pub document, or a
+    PublicKeyError naming where it came from."""
+    hint = "give the NAME.pub file that unlearn keygen wrote"
+    try:
+        doc = json.loads(text)
+    except ValueError:
+        raise PublicKeyError("%s is not a public key (not a JSON document): %s" % (where, hint)) from None
+    if not isinstance(doc, dict) or doc.get("format") != "unlearn-public-key/v1":
+        fmt = doc.get("format") if isinstance(doc, dict) else None
+        raise PublicKeyError("%s is not a public key (format %r, want unlearn-public-key/v1): %s" % (where, fmt, hint))
+    try:
+        raw = base64.b64decode(doc["public_key"], validate=True)
+    except (KeyError, TypeError, ValueError):
+        raise PublicKeyError("%s: public_key is not base64 of 32 bytes" % where) from None
+    if len(raw) != 32:
+        raise PublicKeyError("%s: %d bytes, want 32" % (where, len(raw)))
+    if hashlib.sha256(raw).hexdigest()[:32] != doc.get("key_id"):
+        raise PublicKeyError("%s: its key_id does not match the key" % where)
+    return raw
 
 
 def commitment(nonce, ids=(), keys=()):
