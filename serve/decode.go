@@ -11,13 +11,13 @@ import (
 	"net"
 	"net/http"
 	"reflect"
-	"strconv"
 	"strings"
 
 	"github.com/go-json-experiment/json"
 	"github.com/go-json-experiment/json/jsontext"
 
 	"unlearn/dataset"
+	"unlearn/internal/strictjson"
 )
 
 // decodeBody decodes the request body, which must be one JSON object of
@@ -88,13 +88,13 @@ func jsonProblem(err error, data []byte) *Problem {
 		if errors.Is(err, io.ErrUnexpectedEOF) {
 			return problem("bad-request", "the JSON object is truncated")
 		}
-		p := problem("bad-request", "malformed JSON at byte %d (%s): %v", syn.ByteOffset, around(data, syn.ByteOffset), syn.Err)
-		if f := memberPath(syn.JSONPointer); f != "" {
+		p := problem("bad-request", "malformed JSON at byte %d (%s): %v", syn.ByteOffset, strictjson.Around(data, syn.ByteOffset), syn.Err)
+		if f := strictjson.MemberPath(syn.JSONPointer); f != "" {
 			p.at(f)
 		}
 		return p
 	case errors.As(err, &sem):
-		field := memberPath(sem.JSONPointer)
+		field := strictjson.MemberPath(sem.JSONPointer)
 		if errors.Is(err, json.ErrUnknownName) {
 			return problem("bad-request", "unknown member %q", field).at(field)
 		}
@@ -135,29 +135,6 @@ func jsonProblem(err error, data []byte) *Problem {
 		return problem("bad-request", "%s: %s is not %s", what, got, want).at(field)
 	}
 	return problem("bad-request", "%v", err)
-}
-
-// memberPath writes a JSON pointer (/rows/3/7) as the member path of
-// problems (rows[3][7]).
-func memberPath(p jsontext.Pointer) string {
-	var b strings.Builder
-	for tok := range p.Tokens() {
-		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
-			b.WriteString("[" + tok + "]")
-			continue
-		}
-		if b.Len() > 0 {
-			b.WriteByte('.')
-		}
-		b.WriteString(tok)
-	}
-	return b.String()
-}
-
-// around quotes up to 16 bytes of data around offset, for an error message.
-func around(data []byte, offset int64) string {
-	lo, hi := max(0, int(offset)-8), min(len(data), int(offset)+8)
-	return fmt.Sprintf("near %q", data[lo:hi])
 }
 
 // expected says what a row must hold, in the user's words: "30 features",

@@ -110,7 +110,7 @@ func describe(err error, data []byte) error {
 	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
 		return errors.New("truncated JSON: the value does not end")
 	case errors.As(err, &syn):
-		path := memberPath(syn.JSONPointer)
+		path := MemberPath(syn.JSONPointer)
 		if errors.Is(err, jsontext.ErrDuplicateName) {
 			return fmt.Errorf("%w %q (a member may appear only once)", ErrDuplicate, path)
 		}
@@ -118,9 +118,9 @@ func describe(err error, data []byte) error {
 		if path != "" {
 			where = " in " + path
 		}
-		return fmt.Errorf("malformed JSON at byte %d%s (%s): %v", syn.ByteOffset, where, around(data, syn.ByteOffset), syn.Err)
+		return fmt.Errorf("malformed JSON at byte %d%s (%s): %v", syn.ByteOffset, where, Around(data, syn.ByteOffset), syn.Err)
 	case errors.As(err, &sem):
-		path := memberPath(sem.JSONPointer)
+		path := MemberPath(sem.JSONPointer)
 		if errors.Is(err, json.ErrUnknownName) {
 			return fmt.Errorf("%w %q (member names are exact and case-sensitive)", ErrUnknown, path)
 		}
@@ -194,9 +194,9 @@ func want(t reflect.Type) string {
 	return "a value of its type"
 }
 
-// memberPath writes a JSON pointer (/rows/3/7) as a member path
-// (rows[3][7]).
-func memberPath(p jsontext.Pointer) string {
+// MemberPath writes a JSON pointer (/rows/3/7) as a member path
+// (rows[3][7]), the form error messages name members in.
+func MemberPath(p jsontext.Pointer) string {
 	var b strings.Builder
 	for tok := range p.Tokens() {
 		if _, err := strconv.Atoi(tok); err == nil && b.Len() > 0 {
@@ -211,8 +211,8 @@ func memberPath(p jsontext.Pointer) string {
 	return b.String()
 }
 
-// around quotes up to 16 bytes of data around offset, for an error message.
-func around(data []byte, offset int64) string {
+// Around quotes up to 16 bytes of data around offset, for an error message.
+func Around(data []byte, offset int64) string {
 	lo, hi := max(0, min(len(data), int(offset)-8)), min(len(data), int(offset)+8)
 	return fmt.Sprintf("near %q", data[lo:hi])
 }
