@@ -48,7 +48,7 @@ func (s *Server) publish(what int, ingested ...store.IngestResult) error {
 	}
 	if what&publishState != 0 {
 		// The published state: while an approximate deletion is pending,
-		// the noised w alone (store.Store.PublishedState).
+		// the noised state (store.Store.PublishedState).
 		state, needsNoise, err := s.st.PublishedState()
 		if err != nil {
 			return fmt.Errorf("serve: publish: %w", err)

@@ -2,7 +2,6 @@ package store
 
 import (
 	"context"
-	"fmt"
 
 	"unlearn/olbfgs"
 )
@@ -11,28 +10,20 @@ import (
 // must come from — predictions, evaluations, a service's answers — and
 // whether an approximate deletion is pending (the state needs noise).
 //
-// With no approximate deletion pending it is State. While one is, the
-// stored state's w is the noised, certified w of the deletion's release,
-// but the rest of a learner (the average of the iterates of
-// olbfgs.Config.Average, its counters) still follows the un-noised
-// trajectory: what is published is then, as certify publishes a noised
-// release, a new learner of the store's configuration at that w alone,
-// whose deployed parameters are w (olbfgs.Learner.Deployed). Nothing of
-// the un-noised trajectory reaches an output.
+// It is the stored state. While an approximate deletion is pending that
+// state holds only what the deletion's noised release and public counts
+// determine: the approximate forget replaced w, the average of the
+// iterates and the progress statistics by the release's (noisedState;
+// TestNoisedStateHoldsOnlyPublic), and everything learnt since is a
+// function of it and of inserts that are not deleted. So every output is
+// a post-processing of the certified release, and the counters (the
+// insert count a service reports) stay the store's.
 func (s *Store) PublishedState() (*olbfgs.Learner, bool, error) {
 	l, exact, err := s.stateExact()
 	if err != nil {
 		return nil, false, err
 	}
-	if exact {
-		return l, false, nil
-	}
-	n, err := olbfgs.New(l.Config(), l.Loss())
-	if err != nil {
-		return nil, true, fmt.Errorf("store: the published state: %w", err)
-	}
-	n.SetW(l.W())
-	return n, true, nil
+	return l, !exact, nil
 }
 
 // stateExact is State with whether the state is exact, of one read.

@@ -386,7 +386,7 @@ func (s *Store) ReceiptPending(rep *ForgetReport) string {
 		return fmt.Sprintf("approximate: noised state published (release %d: the output of intervention %s plus Gaussian noise, α %.4g (%s), σ = %.4g at (ε, δ) = (%v, %v)), exact replay pending, resolved by %s. "+
 			"Until then the store keeps of this request: the erased records' log positions and ids (no payload, no key), their tombstones, "+
 			"the store request's record (time, ids, intervention, exact ages, α, σ), the noised state and its checkpoint, the kept release %d "+
-			"and its budget ledger entry; %s. Only noised, certified releases are published until then, and predictions and evaluations answer from the noised w alone",
+			"and its budget ledger entry; %s. Only noised, certified releases are published until then, and predictions and evaluations answer from the noised state (the release's w, its average of the iterates too)",
 			rep.ReleaseID, rep.Intervention, c.Sensitivity.Alpha, rep.Released.Path, c.Sigma, c.Epsilon, c.Delta,
 			resolutionWords(s.policy, rep.Request, time.Now().UTC(), s.head), rep.ReleaseID, s.noisedStateWords())
 	case rep.NeedsNoise:
@@ -397,14 +397,9 @@ func (s *Store) ReceiptPending(rep *ForgetReport) string {
 }
 
 // noisedStateWords says what of the noised state carries the records'
-// influence un-noised: nothing, or with averaging (olbfgs.Config.Average)
-// the running average of the iterates the state continues from, which no
-// output uses (Store.PublishedState) until the exact replay replaces it.
+// influence un-noised: nothing (the approximate forget rebuilt w, the
+// average of the iterates and the progress statistics from its release).
 func (s *Store) noisedStateWords() string {
-	if s.cfg.Average {
-		return "no un-noised checkpoint holds the records' influence, but the noised state keeps the learner's running average of the iterates, " +
-			"which is un-noised and follows them: no output uses it, and the exact replay replaces it"
-	}
 	return "no un-noised state or checkpoint holds the records' influence"
 }
 
