@@ -11,6 +11,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"unlearn/internal/strictjson"
 )
 
 // FeatureScale declares how the raw values of one feature of a CSV or
@@ -50,6 +52,8 @@ func (f FeatureScale) check() error {
 		return fmt.Errorf("feature %q: a divisor and a range: give one", f.Feature)
 	case f.Range == nil && !(f.Divisor > 0 && !math.IsInf(f.Divisor, 0)):
 		return fmt.Errorf("feature %q: divisor %v: want a positive finite number", f.Feature, f.Divisor)
+	case f.Range == nil && math.IsInf(1/f.Divisor, 0):
+		return fmt.Errorf("feature %q: divisor %v: too small (1/divisor overflows): want at least %v", f.Feature, f.Divisor, 1/math.MaxFloat64)
 	case f.Range != nil && len(f.Range) != 2:
 		return fmt.Errorf("feature %q: range of %d numbers: want [lo, hi]", f.Feature, len(f.Range))
 	case f.Range != nil && !(f.Range[0] < f.Range[1] && !math.IsInf(f.Range[1]-f.Range[0], 0)):
@@ -109,10 +113,10 @@ func ReadFeatureScale(path string) ([]FeatureScale, error) {
 }
 
 func featureScaleJSON(b []byte) ([]FeatureScale, error) {
-	dec := json.NewDecoder(bytes.NewReader(b))
-	dec.UseNumber()
+	// The toolkit's strict grammar: a feature named twice, trailing data
+	// or a byte-order mark is refused, as in every other JSON it reads.
 	var m map[string]json.RawMessage
-	if err := dec.Decode(&m); err != nil {
+	if err := strictjson.Unmarshal(b, &m); err != nil {
 		return nil, fmt.Errorf("want a JSON object of feature name → divisor or [lo, hi]: %v", err)
 	}
 	fs := make([]FeatureScale, 0, len(m))
@@ -239,6 +243,9 @@ func scaleFeatures(fs []FeatureScale, x []float64, idx []int32) error {
 			if pass == 0 {
 				if f.Range != nil && !(v >= f.Range[0] && v <= f.Range[1]) {
 					return fmt.Errorf("feature %q is %v, outside its declared range [%s, %s]: %w", f.Feature, v, fnum(f.Range[0]), fnum(f.Range[1]), ErrValue)
+				}
+				if f.Range == nil && math.IsInf(v/f.Divisor, 0) {
+					return fmt.Errorf("feature %q is %v: divided by its declared divisor %s it overflows: %w", f.Feature, v, fnum(f.Divisor), ErrValue)
 				}
 				continue
 			}

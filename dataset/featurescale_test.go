@@ -26,6 +26,9 @@ func TestFeatureScaleDeclarations(t *testing.T) {
 		`{"a": [1, 2, 3]}`:       `range of 3 numbers`,
 		`{"a": "x"}`:             `feature "a"`,
 		"a,3\na,4\n":             `"a" is declared twice`,
+		`{"a": 1, "a": 2}`:       `duplicate member "a"`,
+		`{"a": 5e-324}`:          `too small`,
+		`{"a": 1} {"b": 2}`:      `trailing`,
 		"a,3\nb,x\n":             `line 2`,
 		`{}`:                     `declares no feature`,
 		`{"a": [0, 1e308]}`:      ``,
@@ -88,6 +91,17 @@ func TestFeatureScaleApplied(t *testing.T) {
 	require.ErrorIs(t, err, ErrValue)
 	require.ErrorContains(t, err, `feature "c" is -4.5`)
 	require.Equal(t, []float64{1, 1, -4.5}, x, "a refused row is unchanged")
+
+	// A value a tiny declared divisor sends to infinity is refused, naming
+	// the feature, not the coordinate.
+	tiny := src
+	tiny.FeatureScale = []FeatureScale{{Feature: "a", Index: 1, Divisor: 1e-300}}
+	rt, err := NewRawRows(&tiny, h.Kind, []string{"0", "1"})
+	require.NoError(t, err)
+	x = []float64{1e10, 1, 0}
+	err = rt.Features(x)
+	require.ErrorIs(t, err, ErrValue)
+	require.ErrorContains(t, err, `feature "a" is 1e+10: divided by its declared divisor 1e-300 it overflows`)
 
 	_, _, err = Open(path, Options{Label: "label", ID: "name", FeatureScale: []FeatureScale{{Feature: "d", Divisor: 2}}})
 	var oe *OptionError
