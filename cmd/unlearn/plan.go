@@ -28,7 +28,7 @@ func newPlanCmd() *cobra.Command {
 		certifiable                                               certifiableFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "plan --stream FILE --epsilon E --delta D --ages 'A,B;C' [learner flags]",
+		Use:   "plan (--store DIR | --stream FILE [learner flags]) --epsilon E --delta D --ages 'A,B;C'",
 		Short: "Print the σ a certifiable learner needs for planned deletion requests",
 		Long: `plan answers "how much noise will a release need?" before any deletion happens.
 For the learner configuration given by the flags (the certifiable options decide
@@ -41,10 +41,22 @@ The last line is the worst case: the σ that covers every planned request.
 
 Every α is derived from public quantities (docs/theory.md): the recursion of
 Theorem "Bounded counterfactual state deviation" for a guarded learner, plus the
-intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
+intervention's allowance, capped by the diameter 2W' of the learner's ball.
+
+With --store DIR (read only; the store may be in use by a service) or
+--profile certifiable --steps T, each request is one approximate forget of
+inserts of the given true ages at the learner's count T (the store's own
+count with --store), and plan prints what the store's certificate would
+disclose of them (--ages-disclosure, as forget --ages: pow2 ranges or only
+their number) and the α and σ the store would charge: the worst case over
+every true age the disclosure allows (docs/theory.md §16.12), not the α of
+the true ages; then the same at 10·T.`,
 		Example: `  unlearn gen --kind quadratic --kappa 1 --events 300 --out iso.jsonl
   unlearn plan --stream iso.jsonl --epsilon 1 --delta 1e-5 --radius 2 --sample-bound 3 \
-      --pair-angle 0.01 --pair-min 0.99 --pair-max 1.01 --eta 1 --tau 3,10 --ages '0;100;0,50,500'`,
+      --pair-angle 0.01 --pair-min 0.99 --pair-max 1.01 --eta 1 --tau 3,10 --ages '0;100;0,50,500'
+  printf '{"format":"olbfgs-stream/v1","kind":"logistic","d":784,"lambda":1}\n' > images-header.jsonl
+  unlearn plan --profile certifiable --stream images-header.jsonl --steps 12000 --epsilon 1 --delta 1e-5 --ages '8999;6000;3000'
+  unlearn plan --store model --epsilon 1 --delta 1e-5 --ages '8999;6000;3000'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
