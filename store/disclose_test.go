@@ -46,15 +46,15 @@ func alphaOf(t require.TestingT, p *certify.Profile, ages []int) float64 {
 // more than the number of ages in each power-of-two bucket (two sets of
 // ages with the same bucket counts disclose the same ages).
 func TestDiscloseAges(t *testing.T) {
-	require.Equal(t, []int{8, 4, 2, 3, 1, 0}[0:0], discloseAges(nil, AgesPow2))
-	require.Equal(t, []int{9, 8, 3, 2, 1, 0}, discloseAges([]int{15, 9, 3, 2, 1, 0}, AgesPow2))
-	require.Equal(t, []int{5, 4, 3, 2, 1, 0}, discloseAges([]int{15, 9, 3, 2, 1, 0}, AgesNone))
+	require.Equal(t, []int{8, 4, 2, 3, 1, 0}[0:0], DiscloseAges(nil, AgesPow2))
+	require.Equal(t, []int{9, 8, 3, 2, 1, 0}, DiscloseAges([]int{15, 9, 3, 2, 1, 0}, AgesPow2))
+	require.Equal(t, []int{5, 4, 3, 2, 1, 0}, DiscloseAges([]int{15, 9, 3, 2, 1, 0}, AgesNone))
 	rapid.Check(t, func(t *rapid.T) {
 		ages := rapid.SliceOfNDistinct(rapid.IntRange(0, 5000), 0, 40, rapid.ID[int]).Draw(t, "ages")
 		slices.Sort(ages)
 		slices.Reverse(ages) // insert order: oldest first
 		for _, how := range []AgeDisclosure{AgesPow2, AgesNone} {
-			got := discloseAges(ages, how)
+			got := DiscloseAges(ages, how)
 			require.Len(t, got, len(ages))
 			require.True(t, slices.IsSortedFunc(got, func(a, b int) int { return b - a }), "insert order kept: %v", got)
 			require.Len(t, slices.Compact(slices.Clone(got)), len(got), "distinct")
@@ -70,7 +70,7 @@ func TestDiscloseAges(t *testing.T) {
 				other[i] = a + 1
 			}
 		}
-		require.Equal(t, discloseAges(ages, AgesPow2), discloseAges(other, AgesPow2))
+		require.Equal(t, DiscloseAges(ages, AgesPow2), DiscloseAges(other, AgesPow2))
 	})
 }
 
@@ -103,7 +103,7 @@ func TestDisclosedAgesBoundAlpha(t *testing.T) {
 		slices.Reverse(ages)
 		truth := alphaOf(t, p, ages)
 		for _, how := range []AgeDisclosure{AgesPow2, AgesNone} {
-			got := alphaOf(t, p, discloseAges(ages, how))
+			got := alphaOf(t, p, DiscloseAges(ages, how))
 			require.GreaterOrEqual(t, got, truth*(1-1e-12), "α from the disclosed ages (%v) below α from the true ones", how)
 		}
 	})

@@ -254,43 +254,71 @@ func (s *Store) noiseSpec(ctx context.Context, tx *sql.Tx, f forgetFacts, o Forg
 	if err != nil {
 		return spec, err
 	}
-	p, err := certify.DeriveProfile(s.cfg, s.hdr)
+	if between || !describable(s.hdr.Kind) || (s.state.Inserts() != s.state.T() && hasDynamics(s.cfg, s.hdr)) {
+		// The diameter bound, which holds whatever produced the state and
+		// needs no description of the request (certify derives nothing
+		// for a loss kind without its constants, and refuses one; a
+		// learner whose count restarted, a drop and refill, has a
+		// schedule the log's positions do not give).
+		spec.Deletions = len(f.u) + others
+		return spec, nil
+	}
+	del, words, err := DescribeDeletion(s.cfg, s.hdr, s.state.Inserts(), ages, o.Ages, b)
 	if err != nil {
 		return spec, err
 	}
-	how := o.Ages
-	switch {
-	case between, !describable(s.hdr.Kind):
-		// The diameter bound, which holds whatever produced the state and
-		// needs no description of the request (certify derives nothing
-		// for a loss kind without its constants, and refuses one).
-		spec.Deletions = len(f.u) + others
-		return spec, nil
-	case p.Dynamics != nil && s.state.Inserts() != s.state.T():
-		// The learner's count restarted (a drop and refill): the schedule
-		// is not the one the log's positions give.
-		spec.Deletions = len(f.u) + others
-		return spec, nil
-	case p.Dynamics != nil:
-		// The scheduled bound (docs/theory.md §16) depends on the ages and
-		// is not known to be monotone in them: the certificate says how
-		// its ages disclose the true ones, and α is the largest bound over
-		// every true-age configuration consistent with that
-		// (bound.Dynamics.WorstBound, §16.12), which certify recomputes
-		// from the certificate alone. T₀ is the learner's count of
-		// applied inserts, public (the log's rows, erased ones included).
-		spec.Deletion = &certify.Deletion{Ages: discloseAges(ages, how), Steps: s.state.Inserts(), Disclosed: how.String(), Intervention: b}
-		spec.Established = established.New(fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0, T₀ = %d inserts) and counted the deleted inserts' ages itself; the certificate discloses %s, and α is the largest scheduled bound over every true-age configuration consistent with that disclosure", s.state.Inserts(), disclosureWords(how)))
-		return spec, nil
-	case !p.Recursion:
-		how = AgesNone // α does not depend on the ages: disclose none
-	case !agesMonotone(p):
+	if del == nil {
 		spec.Deletions = len(f.u) + others
 		return spec, nil
 	}
-	spec.Deletion = &certify.Deletion{Ages: discloseAges(ages, how), Intervention: b}
-	spec.Established = established.New(fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0) and counted the deleted inserts' ages itself; the certificate discloses %s, each at most the true age, which bounds α from above because α is non-increasing in every age for this learner", disclosureWords(how)))
+	spec.Deletion = del
+	spec.Established = established.New(words)
 	return spec, nil
+}
+
+// hasDynamics reports whether certify derives the scheduled bound
+// (certify.Profile.Dynamics) for the learner cfg and header h.
+func hasDynamics(cfg olbfgs.Config, h stream.Header) bool {
+	p, err := certify.DeriveProfile(cfg, h)
+	return err == nil && p.Dynamics != nil
+}
+
+// DescribeDeletion returns the public description of one approximate
+// request the model store certifies, with no other request pending, for
+// the learner cfg, the header h, the learner's count of applied inserts
+// (deleted ones included) and the true ages of the deleted inserts
+// (distinct, below inserts), disclosed as how says, served with the
+// intervention b; and the words of its provenance. nil means the store
+// certifies the diameter bound 2W' and discloses no age. It is the one
+// definition the store's forget and `unlearn plan` share: α is
+// certify.DerivedAlpha of the result (the diameter for nil).
+//
+// With the scheduled bound (docs/theory.md §16) the certificate says how
+// its ages disclose the true ones, and α is the largest bound over every
+// true-age configuration consistent with that (bound.Dynamics.WorstBound,
+// §16.12), which certify recomputes from the certificate alone. With the
+// guarded-memory recursion the disclosed ages are lower bounds of the true
+// ones, sound where α is non-increasing in every age (agesMonotone); a
+// recursion-free α does not depend on the ages, and none is disclosed.
+func DescribeDeletion(cfg olbfgs.Config, h stream.Header, inserts int, ages []int, how AgeDisclosure, b unlearn.Builtin) (*certify.Deletion, string, error) {
+	if !describable(h.Kind) {
+		return nil, "", nil
+	}
+	p, err := certify.DeriveProfile(cfg, h)
+	if err != nil {
+		return nil, "", err
+	}
+	switch {
+	case p.Dynamics != nil:
+		words := fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0, T₀ = %d inserts) and counted the deleted inserts' ages itself; the certificate discloses %s, and α is the largest scheduled bound over every true-age configuration consistent with that disclosure", inserts, disclosureWords(how))
+		return &certify.Deletion{Ages: DiscloseAges(ages, how), Steps: inserts, Disclosed: how.String(), Intervention: b}, words, nil
+	case !p.Recursion:
+		how = AgesNone // α does not depend on the ages: disclose none
+	case !agesMonotone(p):
+		return nil, "", nil
+	}
+	words := fmt.Sprintf("the model store applied the intervention to its own state at the log head (horizon 0) and counted the deleted inserts' ages itself; the certificate discloses %s, each at most the true age, which bounds α from above because α is non-increasing in every age for this learner", disclosureWords(how))
+	return &certify.Deletion{Ages: DiscloseAges(ages, how), Intervention: b}, words, nil
 }
 
 // describable reports whether certify accepts a deletion's description
@@ -336,7 +364,7 @@ func agesMonotone(p *certify.Profile) bool {
 	return rho < 1 && st*(1-rho)*(1-1e-9) >= mt*(1+1e-9)
 }
 
-// discloseAges returns the ages a certificate discloses for the true ages
+// DiscloseAges returns the ages a certificate discloses for the true ages
 // (distinct, in insert order: descending), in the same order.
 //
 //   - AgesPow2: each bucket [2^k, 2^(k+1)) (and {0}, {1}) that holds c of
@@ -346,7 +374,7 @@ func agesMonotone(p *certify.Profile) bool {
 //     it replaces, and the disclosed ages are distinct. What they say is
 //     the number of deleted inserts in each bucket.
 //   - AgesNone: m − 1, …, 0, the most recent ages possible.
-func discloseAges(ages []int, how AgeDisclosure) []int {
+func DiscloseAges(ages []int, how AgeDisclosure) []int {
 	m := len(ages)
 	out := make([]int, 0, m)
 	if how == AgesNone {

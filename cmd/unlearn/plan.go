@@ -2,6 +2,8 @@ package main
 
 import (
 	"fmt"
+	"io"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,7 +12,9 @@ import (
 	"unlearn/certify"
 	"unlearn/noise"
 	"unlearn/olbfgs"
+	"unlearn/store"
 	"unlearn/stream"
+	"unlearn/unlearn"
 )
 
 func init() { register(newPlanCmd) }
@@ -20,11 +24,11 @@ func newPlanCmd() *cobra.Command {
 		streamFile, ages, intervention, calibration, format, taus string
 		epsilon, delta, eta, gamma0                               float64
 		replayed, steps                                           int
-		profile                                                   string
+		profile, storeDir, disclosure                             string
 		certifiable                                               certifiableFlags
 	)
 	cmd := &cobra.Command{
-		Use:   "plan --stream FILE --epsilon E --delta D --ages 'A,B;C' [learner flags]",
+		Use:   "plan (--store DIR | --stream FILE [learner flags]) --epsilon E --delta D --ages 'A,B;C'",
 		Short: "Print the σ a certifiable learner needs for planned deletion requests",
 		Long: `plan answers "how much noise will a release need?" before any deletion happens.
 For the learner configuration given by the flags (the certifiable options decide
@@ -37,26 +41,69 @@ The last line is the worst case: the σ that covers every planned request.
 
 Every α is derived from public quantities (docs/theory.md): the recursion of
 Theorem "Bounded counterfactual state deviation" for a guarded learner, plus the
-intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
+intervention's allowance, capped by the diameter 2W' of the learner's ball.
+
+With --store DIR (read only; the store may be in use by a service) or
+--profile certifiable --steps T, each request is one approximate forget of
+inserts of the given true ages at the learner's count T (the store's own
+count with --store), and plan prints what the store's certificate would
+disclose of them (--ages-disclosure, as forget --ages: pow2 ranges or only
+their number) and the α and σ the store would charge: the worst case over
+every true age the disclosure allows (docs/theory.md §16.12), not the α of
+the true ages; then the same at 10·T.`,
 		Example: `  unlearn gen --kind quadratic --kappa 1 --events 300 --out iso.jsonl
   unlearn plan --stream iso.jsonl --epsilon 1 --delta 1e-5 --radius 2 --sample-bound 3 \
-      --pair-angle 0.01 --pair-min 0.99 --pair-max 1.01 --eta 1 --tau 3,10 --ages '0;100;0,50,500'`,
+      --pair-angle 0.01 --pair-min 0.99 --pair-max 1.01 --eta 1 --tau 3,10 --ages '0;100;0,50,500'
+  printf '{"format":"olbfgs-stream/v1","kind":"logistic","d":784,"lambda":1}\n' > images-header.jsonl
+  unlearn plan --profile certifiable --stream images-header.jsonl --steps 12000 --epsilon 1 --delta 1e-5 --ages '8999;6000;3000'
+  unlearn plan --store model --epsilon 1 --delta 1e-5 --ages '8999;6000;3000'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			changed := cmd.Flags().Changed
-			if streamFile == "" {
-				return flagError("stream", "required (its header defines the loss)")
-			}
 			for _, name := range []string{"epsilon", "delta", "ages"} {
 				if !changed(name) {
 					return flagError(name, "required")
 				}
 			}
-			hist, err := stream.ReadFile(streamFile)
-			if err != nil {
-				return err
+			var how store.AgeDisclosure
+			switch disclosure {
+			case "pow2":
+			case "none":
+				how = store.AgesNone
+			default:
+				return flagError("ages-disclosure", "%q: want pow2 or none (as forget --ages)", disclosure)
 			}
-			h := hist.Header
+			var h stream.Header
+			var stored *olbfgs.Config
+			switch {
+			case storeDir != "" && streamFile != "":
+				return flagError("stream", "give --store or --stream, not both")
+			case storeDir != "":
+				for _, name := range []string{"steps", "profile", "tau", "eta", "gamma0", "radius", "sample-bound"} {
+					if changed(name) {
+						return flagError(name, "not with --store (the store's learner and insert count are used)")
+					}
+				}
+				s, err := openStore(storeDir)
+				if err != nil {
+					return err
+				}
+				st, err := s.State() // read only: works while a service owns the store
+				s.Close()
+				if err != nil {
+					return err
+				}
+				cfg := st.Config()
+				h, stored, steps = s.Header(), &cfg, st.Inserts()
+			case streamFile == "":
+				return flagError("stream", "required (its header defines the loss), or --store DIR")
+			default:
+				hist, err := stream.ReadFile(streamFile)
+				if err != nil {
+					return err
+				}
+				h = hist.Header
+			}
 			cal, err := noise.ParseCalibration(calibration)
 			if err != nil {
 				return flagError("calibration", "%q: want analytic or classic", calibration)
@@ -80,8 +127,11 @@ intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
 				}
 				schedules = append(schedules, certify.Deletion{Ages: a, Intervention: b, Replayed: replayed})
 			}
+			if stored != nil {
+				return planStore(cmd.OutOrStdout(), *stored, h, schedules, steps, how, epsilon, delta, cal)
+			}
 			if profile == profileCertifiable {
-				return planCertifiable(cmd, h, schedules, certifiable, steps, epsilon, delta, cal, changed("sample-bound"), changed("radius"))
+				return planCertifiable(cmd, h, schedules, certifiable, steps, how, epsilon, delta, cal, changed("sample-bound"), changed("radius"))
 			} else if profile != profilePaper {
 				return flagError("profile", "%q: want paper or certifiable", profile)
 			}
@@ -116,7 +166,9 @@ intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
 		},
 	}
 	f := cmd.Flags()
-	f.StringVar(&streamFile, "stream", "", "a stream file whose header defines the loss (required)")
+	f.StringVar(&streamFile, "stream", "", "a stream file whose header defines the loss (required unless --store)")
+	f.StringVar(&storeDir, "store", "", "plan for this model store: its header, learner, insert count T and the forget's age disclosure (read only; the store may be in use)")
+	f.StringVar(&disclosure, "ages-disclosure", "pow2", "with --store or --profile certifiable: what the certificate discloses of the ages, as forget --ages: pow2 (rounded down to powers of two) or none (only their number)")
 	f.Float64Var(&epsilon, "epsilon", 0, "privacy parameter ε > 0 (required)")
 	f.Float64Var(&delta, "delta", 0, "privacy parameter δ ∈ (0, 1) (required)")
 	f.StringVar(&ages, "ages", "", "planned requests: ';'-separated lists of ','-separated deletion ages (required)")
@@ -133,11 +185,9 @@ intervention's allowance, capped by the diameter 2W' of the learner's ball.`,
 	return cmd
 }
 
-// planCertifiable prints, for the certifiable profile's learner, the α of
-// every planned request at the learner's count T and after 9·T more
-// inserts (the same deleted inserts, 10·T in all), with σ at (ε, δ): the
-// decay a user weighs before choosing forget --max-replay.
-func planCertifiable(cmd *cobra.Command, h stream.Header, schedules []certify.Deletion, cf certifiableFlags, steps int, eps, delta float64, cal noise.Calibration, bChanged, wChanged bool) error {
+// planCertifiable plans for the certifiable profile's learner at --steps
+// T for the header's λ (planRows).
+func planCertifiable(cmd *cobra.Command, h stream.Header, schedules []certify.Deletion, cf certifiableFlags, steps int, how store.AgeDisclosure, eps, delta float64, cal noise.Calibration, bChanged, wChanged bool) error {
 	if steps < 1 || steps > 1<<24 {
 		return flagError("steps", "%d: the learner's insert count T, in [1, 2^24], is required with --profile certifiable", steps)
 	}
@@ -156,32 +206,116 @@ func planCertifiable(cmd *cobra.Command, h stream.Header, schedules []certify.De
 	if err := cfg.Validate(); err != nil {
 		return configFlagError(err)
 	}
-	w := cmd.OutOrStdout()
-	fmt.Fprintf(w, "| request | ages | α at T = %d | σ | α at 10·T = %d | σ |\n| --- | --- | ---: | ---: | ---: | ---: |\n", steps, 10*steps)
+	return planRows(cmd.OutOrStdout(), cfg, h, schedules, steps, how, eps, delta, cal)
+}
+
+// planStore plans for a model store's learner at its insert count T
+// (planRows).
+func planStore(w io.Writer, cfg olbfgs.Config, h stream.Header, schedules []certify.Deletion, steps int, how store.AgeDisclosure, eps, delta float64, cal noise.Calibration) error {
+	if steps < 1 {
+		return flagError("store", "holds no insert yet: nothing to plan a deletion of")
+	}
+	return planRows(w, cfg, h, schedules, steps, how, eps, delta, cal)
+}
+
+// planRows prints, for the learner cfg, every planned request (one
+// approximate forget each, no other request pending, the deleted inserts'
+// true ages in the request's ages) at the learner's count T and after 9·T
+// more inserts (the same deleted inserts, 10·T in all): the ages the
+// certificate would disclose under how, and α and σ at (ε, δ) exactly as
+// the model store certifies them (store.DescribeDeletion, then
+// certify.DerivedAlpha: the worst case over every true age the disclosure
+// allows, not the α of the true ages), the decay a user weighs before
+// choosing forget --max-replay.
+func planRows(w io.Writer, cfg olbfgs.Config, h stream.Header, schedules []certify.Deletion, steps int, how store.AgeDisclosure, eps, delta float64, cal noise.Calibration) error {
+	fmt.Fprintf(w, "| request | true ages | disclosed at T = %d | α | σ | disclosed at 10·T = %d | α | σ |\n| --- | --- | --- | ---: | ---: | --- | ---: | ---: |\n", steps, 10*steps)
 	for i, s := range schedules {
 		row := []string{strconv.Itoa(i + 1), fmt.Sprint(s.Ages)}
+		seen := map[int]bool{}
+		for _, a := range s.Ages {
+			if a >= steps {
+				return flagError("ages", "request %d: age %d is not below the insert count T = %d", i+1, a, steps)
+			}
+			if seen[a] {
+				return flagError("ages", "request %d: age %d is listed twice", i+1, a)
+			}
+			seen[a] = true
+		}
 		for _, k := range []int{1, 10} {
-			d := s
-			d.Steps = k * steps
-			d.Ages = make([]int, len(s.Ages))
+			ages := make([]int, len(s.Ages))
 			for j, a := range s.Ages {
-				if a >= steps {
-					return flagError("ages", "request %d: age %d is not below --steps %d", i+1, a, steps)
-				}
-				d.Ages[j] = a + (k-1)*steps
+				ages[j] = a + (k-1)*steps
 			}
-			sens, err := certify.DerivedAlpha(cfg, h, &d)
+			pr, err := planRelease(cfg, h, k*steps, ages, how, s.Intervention, eps, delta, cal)
 			if err != nil {
-				return certifyFlagError(err)
+				return err
 			}
-			sigma, err := noise.Sigma(cal, sens.Alpha, eps, delta)
-			if err != nil {
-				return certifyFlagError(err)
-			}
-			row = append(row, fmt.Sprintf("%.4g", sens.Alpha), fmt.Sprintf("%.4g", sigma))
+			row = append(row, pr.disclosed, fmt.Sprintf("%.4g", pr.alpha), fmt.Sprintf("%.4g", pr.sigma))
 		}
 		fmt.Fprintf(w, "| %s |\n", strings.Join(row, " | "))
 	}
 	fmt.Fprintf(w, "diameter 2W' = %.4g; a score xᵀw moves by N(0, σ²‖x‖²), ‖x‖ ≤ B = %.4g\n", 2*cfg.RadiusBound(), cfg.SampleBound)
 	return nil
+}
+
+// plannedRelease is what the model store would certify for one
+// approximate forget of inserts of the true ages at the learner's count
+// steps: the disclosed ages in words, α and σ.
+type plannedRelease struct {
+	disclosed    string
+	alpha, sigma float64
+}
+
+func planRelease(cfg olbfgs.Config, h stream.Header, steps int, ages []int, how store.AgeDisclosure, b unlearn.Builtin, eps, delta float64, cal noise.Calibration) (plannedRelease, error) {
+	del, _, err := store.DescribeDeletion(cfg, h, steps, ages, how, b)
+	if err != nil {
+		return plannedRelease{}, certifyFlagError(err)
+	}
+	var pr plannedRelease
+	switch {
+	case del == nil:
+		pr.disclosed = "none (the diameter)"
+	case del.Disclosed == "pow2":
+		pr.disclosed = pow2Ranges(del.Ages, del.Steps)
+	case del.Disclosed == "none":
+		pr.disclosed = fmt.Sprintf("%d of [0, %d]", len(del.Ages), del.Steps-1)
+	case del.Disclosed == "" && how == store.AgesNone:
+		pr.disclosed = fmt.Sprintf("%d (their number)", len(del.Ages))
+	default:
+		pr.disclosed = fmt.Sprintf("≥ %v", del.Ages)
+	}
+	sens, err := certify.DerivedAlpha(cfg, h, del)
+	if err != nil {
+		return plannedRelease{}, certifyFlagError(err)
+	}
+	pr.alpha = sens.Alpha
+	if pr.sigma, err = noise.Sigma(cal, sens.Alpha, eps, delta); err != nil {
+		return plannedRelease{}, certifyFlagError(err)
+	}
+	return pr, nil
+}
+
+// pow2Ranges writes ages disclosed as pow2 (store.DiscloseAges: a bucket
+// [2^k, 2^(k+1)) holding c deleted inserts listed as 2^k, …, 2^k + c − 1)
+// as the ranges they stand for, clipped below steps: "[4096, 8191]",
+// "2×[8192, 11999]".
+func pow2Ranges(listed []int, steps int) string {
+	asc := slices.Clone(listed)
+	slices.Sort(asc)
+	var parts []string
+	for i := 0; i < len(asc); {
+		b := asc[i]
+		j := i + 1
+		for j < len(asc) && asc[j] < max(2*b, b+1) {
+			j++
+		}
+		hi := min(max(2*b-1, b), steps-1)
+		r := fmt.Sprintf("[%d, %d]", b, hi)
+		if j-i > 1 {
+			r = fmt.Sprintf("%d×%s", j-i, r)
+		}
+		parts = append(parts, r)
+		i = j
+	}
+	return strings.Join(parts, " ")
 }

@@ -28,7 +28,9 @@
 //
 // With -mustshow it measures instead the distribution of the Fashion-MNIST
 // certifiable release's accuracy at ε = 1 over -draws seeded draws, for a
-// sample bound -bound-fraction·√d, -lambda and -average-power (mustShow).
+// sample bound -bound-fraction·√d, -lambda and -average-power (mustShow);
+// with -ranges, the same for every age range a certificate can disclose
+// for one deletion (ageRanges).
 package main
 
 import (
@@ -78,7 +80,12 @@ func main() {
 	frac := flag.Float64("bound-fraction", olbfgs.CertifiableBoundFraction, "-mustshow: sample bound B as a fraction of √d")
 	lambda := flag.Float64("lambda", olbfgs.CertifiableLambda, "-mustshow: ridge λ")
 	power := flag.Float64("average-power", olbfgs.CertifiableAveragePower, "-mustshow: averaging power κ")
+	ranges := flag.Bool("ranges", false, "measure, for every age range a certificate can disclose for one deletion, α, σ and the release accuracy distribution at ε = 1 instead of the table")
 	flag.Parse()
+	if *ranges {
+		ageRanges(loadFashion(*fashion), *frac, *lambda, *power, *draws)
+		return
+	}
 	if *mustshow {
 		mustShow(loadFashion(*fashion), *frac, *lambda, *power, *draws)
 		return
