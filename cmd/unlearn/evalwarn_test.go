@@ -96,3 +96,33 @@ func TestEvaluateNoiseDominates(t *testing.T) {
 		require.NotContains(t, strings.Join(m.Warnings, "\n"), "the noise dominates", m.Model)
 	}
 }
+
+// TestIngestSingleClassWarning: a certifiable store (progressive
+// statistics off) whose deployed model predicts one class for the rows
+// just ingested says so after the ingest, and evaluate says the same of
+// those rows; a practitioner's store, whose model predicts both classes,
+// says nothing.
+func TestIngestSingleClassWarning(t *testing.T) {
+	dir := t.TempDir()
+	data := practitionerCSV(t, "data.csv", 120, nil)
+	flags := []string{"--label", "y", "--id", "id"}
+	for _, c := range []struct {
+		profile string
+		warn    bool
+	}{{"certifiable", true}, {"practitioner", false}} {
+		st := filepath.Join(dir, c.profile)
+		out, err := runCLI(t, append([]string{"init", "--store", st, "--data", data, "--profile", c.profile}, flags...)...)
+		require.NoError(t, err, out)
+		_, ingestErr, err := runCLISplit(t, append([]string{"ingest", "--store", st, "--data", data}, flags...)...)
+		require.NoError(t, err, ingestErr)
+		_, evalErr, err := runCLISplit(t, append([]string{"evaluate", "--store", st, "--data", data}, flags...)...)
+		require.NoError(t, err, evalErr)
+		if !c.warn {
+			require.NotContains(t, ingestErr, "warning:", c.profile)
+			require.NotContains(t, evalErr, "warning:", c.profile)
+			continue
+		}
+		require.Contains(t, ingestErr, "warning: the trained model predicts a single class: 100.0% of 120 rows of the data are predicted as +1")
+		require.Contains(t, evalErr, `warning: current state predicts the class "1" for every one of the 120 held-out rows (recall of the other classes: "-1" 0.0000)`)
+	}
+}
