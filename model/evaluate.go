@@ -361,4 +361,40 @@ type ModelReport struct {
 	// distribution, not an observation), beside Evaluation.Scores, the
 	// observed spread of the release's own scores. Present with Sigma.
 	NoiseOnScores *Spread `json:"noise_on_scores,omitempty"`
+	// Warnings are what the evaluation shows is wrong with the model, in
+	// words: it predicts a single class ([Evaluation.SingleClass]), or the
+	// noise of a release dominates its scores ([NoiseDominates]).
+	Warnings []string `json:"warnings,omitempty"`
+}
+
+// SingleClass reports whether a classifier predicts one class for every
+// row while the rows hold at least two classes, and which (its index in
+// Classes). A model that does has learned a constant answer, whatever its
+// accuracy says (the share of the majority class).
+func (ev *Evaluation) SingleClass() (int, bool) {
+	if ev.N == 0 {
+		return 0, false
+	}
+	only, classes := -1, 0
+	for k, c := range ev.Classes {
+		if c.Support > 0 {
+			classes++
+		}
+		if c.Predicted == ev.N {
+			only = k
+		}
+	}
+	return only, only >= 0 && classes >= 2
+}
+
+// NoiseDominates reports whether the noise of a release spreads its scores
+// more than the model's own weights do: sd(xᵀn) > sd(xᵀw), where noise is
+// the spread [Evaluation.NoiseOnScores] implies and scores the observed
+// spread of the released scores xᵀ(w + n). The model's own spread is not
+// observed (w is not published); it is estimated as
+// √(max(0, sd(xᵀ(w+n))² − sd(xᵀn)²)), the variance of a sum of
+// uncorrelated terms less the noise's.
+func NoiseDominates(scores, noise Spread) bool {
+	own := math.Sqrt(max(0, scores.SD*scores.SD-noise.SD*noise.SD))
+	return noise.SD > own
 }

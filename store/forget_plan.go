@@ -168,7 +168,7 @@ func decideForget(f forgetFacts, o ForgetOptions) (forgetPlan, error) {
 			ErrNotCertifiable, p.exactReplay, o.MaxReplay)
 	default:
 		p.path = PathApproximate
-		p.reason = fmt.Sprintf("exact replay would apply %d events from the checkpoint at seq %d, more than the cap of %d: applied %s and kept its output only noised (a certified release); serve that release ('unlearn releases --get'): Release refuses until the request is resolved",
+		p.reason = fmt.Sprintf("exact replay would apply %d events from the checkpoint at seq %d, more than the cap of %d: applied %s and kept its output only noised (a certified release); serve that release ('unlearn releases --get'); a release is refused until the request is resolved",
 			p.exactReplay, f.restore, o.MaxReplay, o.Intervention)
 	}
 	return p, nil

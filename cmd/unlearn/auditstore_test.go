@@ -125,7 +125,10 @@ func TestAuditStoreInterrupted(t *testing.T) {
 	err := root.ExecuteContext(ctx)
 	require.ErrorIs(t, err, context.Canceled)
 	require.ErrorContains(t, err, "interrupted")
-	require.ErrorContains(t, err, "store: audit", "PrepareAudit itself was interrupted")
+	var we *wordedError
+	require.ErrorAs(t, err, &we, "the package prefixes are dropped from the printed message")
+	require.Contains(t, we.err.Error(), "store: audit", "PrepareAudit itself was interrupted")
+	require.Empty(t, packagePrefixInMessage.FindString(err.Error()), err.Error())
 	require.NoFileExists(t, out)
 	left, err := os.ReadDir(tmp)
 	require.NoError(t, err)

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -48,6 +49,13 @@ certificate, the spread of the noise's effect xᵀn on a score that the
 certificate's σ implies — per row N(0, σ²‖x‖²), summarized over the rows;
 implied, not observed: the noise is available to no one. --json writes the
 same as one JSON document (unlearn-evaluation/v1, docs/schemas). The accuracy is that of 'unlearn predict's labels.
+
+Warnings, on standard error and in each model's "warnings" of the JSON, for
+every profile and kind of model: a classifier that predicts one class for
+every held-out row (the class, and the recall of the others: its accuracy is
+the share of that class), and a noised release whose noise dominates its
+scores (sd(xᵀn) above the model's own spread, estimated as
+√(sd(xᵀ(w+n))² − sd(xᵀn)²)).
 
 With --store it evaluates the current state and the exact counterfactual (the
 replay of the log without every forgotten sample): they are the same state
@@ -154,6 +162,12 @@ from before --data read data sets keep working.`,
 					noise := ev.NoiseOnScores(m.sigma)
 					mr.Sigma, mr.NoiseOnScores = m.sigma, &noise
 				}
+				mr.Warnings = evaluationWarnings(m.name, &mr)
+				for _, w := range mr.Warnings {
+					if !m.same { // the previous model's, bit for bit: said once
+						fmt.Fprintf(cmd.ErrOrStderr(), "warning: %s\n", w)
+					}
+				}
 				rep.Models = append(rep.Models, mr)
 			}
 			if asJSON {
@@ -182,6 +196,29 @@ from before --data read data sets keep working.`,
 	df.lossFrom = "the model's"
 	df.add(f, 0)
 	return cmd
+}
+
+// evaluationWarnings says, in words, what the evaluation mr of the model
+// name shows is wrong with it: it predicts one class for every held-out
+// row (naming the class and the recall of the others), or the noise of a
+// release dominates its scores.
+func evaluationWarnings(name string, mr *model.ModelReport) []string {
+	var ws []string
+	if k, ok := mr.SingleClass(); ok {
+		var others []string
+		for j, c := range mr.Classes {
+			if j != k && c.Recall != nil {
+				others = append(others, fmt.Sprintf("%q %.4f", c.Label, *c.Recall))
+			}
+		}
+		ws = append(ws, fmt.Sprintf("%s predicts the class %q for every one of the %d held-out rows (recall of the other classes: %s): it answers a constant, and its accuracy is the share of that class; check the learner's step size and the features' scaling (or use --profile practitioner)",
+			name, mr.Classes[k].Label, mr.N, strings.Join(others, ", ")))
+	}
+	if mr.NoiseOnScores != nil && model.NoiseDominates(mr.Scores, *mr.NoiseOnScores) {
+		ws = append(ws, fmt.Sprintf("%s: the noise dominates the scores: the spread of its effect on a score, sd(xᵀn) = %.3g, exceeds the model's own spread sd(xᵀw) ≈ %.3g; its predictions are mostly noise (a larger ε, more data, or a smaller sensitivity α lower it)",
+			name, mr.NoiseOnScores.SD, math.Sqrt(max(0, mr.Scores.SD*mr.Scores.SD-mr.NoiseOnScores.SD*mr.NoiseOnScores.SD))))
+	}
+	return ws
 }
 
 // heldOut is evaluate's held-out file: a stream file (df nil) or a data

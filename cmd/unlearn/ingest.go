@@ -55,6 +55,13 @@ When the store has a resolution policy (init --resolve-after-events,
 approximate requests that are due are resolved by exact replay, and ingest
 says so.
 
+After ingesting a data file (--data), ingest scores the last 1000 rows it read
+(at least 100) with the store's published model and warns on standard error
+when it predicts one class for at least 99% of them while at most 90% of them
+have that label: whatever the profile and options (progressive statistics
+follow the trajectory; an averaging learner's deployed model can answer one
+class while its iterates answered both).
+
 Before it appends anything, ingest runs the store's cheap check (SQLite's
 quick_check, the checksums and the invariants; one read of the file) and
 refuses a damaged store.
@@ -308,7 +315,7 @@ func ingestData(ctx context.Context, cmd *cobra.Command, s *store.Store, in into
 	case !floatbits.Equal([]float64{hdr.Lambda}, []float64{want.Lambda}):
 		return flagError("lambda", "%v, but the store's λ is %v", hdr.Lambda, want.Lambda)
 	}
-	src := &shiftedIDs{ctx: ctx, r: r, offset: offset, path: path}
+	src := &shiftedIDs{ctx: ctx, r: r, offset: offset, path: path, recent: &recentRows{}}
 	res, err := s.IngestEvents(src, ingestOptions(cmd, path, batch))
 	if mapping != "" {
 		// A copy of the mapping of the committed rows (a prefix of the
@@ -340,7 +347,62 @@ func ingestData(ctx context.Context, cmd *cobra.Command, s *store.Store, in into
 	}
 	reportDataStats(cmd.ErrOrStderr(), r.Stats(), opts.Classes)
 	printIngested(cmd, path, res)
-	return printStoreProgress(cmd, s)
+	if err := printStoreProgress(cmd, s); err != nil {
+		return err
+	}
+	return warnStoreSingleClass(cmd.ErrOrStderr(), s, src.recent)
+}
+
+// recentRows keeps copies of the last finalCheckRows inserts' samples
+// read (a ring), for the single-class check after an ingest.
+type recentRows struct {
+	rows []stream.Sample
+	next int
+}
+
+func (r *recentRows) add(z stream.Sample) {
+	c := stream.Sample{V: append([]float64(nil), z.V...), S: z.S, Idx: append([]int32(nil), z.Idx...)}
+	if len(r.rows) < finalCheckRows {
+		r.rows = append(r.rows, c)
+		return
+	}
+	r.rows[r.next] = c
+	r.next = (r.next + 1) % finalCheckRows
+}
+
+// warnStoreSingleClass scores the rows just ingested (the last
+// finalCheckRows, rows — clipped as the store clips them) with the
+// store's published model, the one its predictions use, and warns when it
+// predicts one class for them (warnSingleClass): whatever the options,
+// progressive statistics or not — they follow the trajectory, and an
+// averaging learner's deployed model can predict one class while its
+// iterates predicted both.
+func warnStoreSingleClass(w io.Writer, s *store.Store, recent *recentRows) error {
+	if recent == nil || len(recent.rows) == 0 {
+		return nil
+	}
+	l, _, err := s.PublishedState()
+	if err != nil {
+		return err
+	}
+	st, err := s.Status()
+	if err != nil {
+		return err
+	}
+	cfg := s.LearnerConfig()
+	i := 0
+	warnSingleClass(w, l, s.Header(), func() (stream.Sample, bool) {
+		if i >= len(recent.rows) {
+			return stream.Sample{}, false
+		}
+		z := recent.rows[i]
+		if st.ClipToBound && z.Idx == nil {
+			cfg.ClipToBound(z.V)
+		}
+		i++
+		return z, true
+	})
+	return nil
 }
 
 // printStoreProgress prints the progressive statistics of the store's
@@ -384,6 +446,8 @@ type shiftedIDs struct {
 	r      *dataset.Reader
 	offset int64
 	path   string
+	// recent, if not nil, keeps the last inserts read (warnStoreSingleClass).
+	recent *recentRows
 }
 
 func (s *shiftedIDs) Next() (stream.Event, error) {
@@ -398,6 +462,9 @@ func (s *shiftedIDs) Next() (stream.Event, error) {
 		return stream.Event{}, flagError("id-offset", "%d: id %d of %s (line %d) would overflow", s.offset, e.ID, s.path, s.r.Line())
 	}
 	e.ID += s.offset
+	if s.recent != nil && e.Op == stream.Insert {
+		s.recent.add(e.Sample)
+	}
 	return e, nil
 }
 

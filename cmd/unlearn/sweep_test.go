@@ -68,13 +68,17 @@ var freshPath = regexp.MustCompile(`out/[fd][0-9]+`)
 // plainWordsInMessages are words goIdentifiers match that are not Go's.
 var plainWordsInMessages = map[string]bool{"NaN": true, "MiB": true, "GiB": true, "KiB": true, "SQLite": true}
 
-// refusalProblems says what is wrong with msg, the message refusing a
-// value of flag --name: it must name the flag the user typed, and show
-// none of Go's identifiers (goIdentifiers).
-func refusalProblems(name, msg string) []string {
+// packagePrefixInMessage matches a library package's error prefix in a
+// message ("store: ", "bound: "), at its start or after a link of its
+// chain: what failed is said in the user's words instead.
+var packagePrefixInMessage = regexp.MustCompile(`(?:^|: |\()(?:align|audit|bound|certify|dataset|experiment|ledger|model|noise|olbfgs|report|serve|sign|store|stream|unlearn): `)
+
+// goNamesIn says which package prefix (packagePrefixInMessage) and which
+// Go identifier (goIdentifiers) msg shows, if any.
+func goNamesIn(msg string) []string {
 	var probs []string
-	if !strings.Contains(msg, "--"+name) {
-		probs = append(probs, "does not name --"+name)
+	if p := packagePrefixInMessage.FindString(msg); p != "" {
+		probs = append(probs, fmt.Sprintf("shows the package prefix %q", strings.TrimLeft(p, ": (")))
 	}
 	for _, re := range goIdentifiers {
 		for _, w := range re.FindAllString(msg, -1) {
@@ -83,6 +87,16 @@ func refusalProblems(name, msg string) []string {
 				break
 			}
 		}
+	}
+	return probs
+}
+
+// refusalProblems says what is wrong with msg, the message refusing a
+// value of flag --name: it must name the flag the user typed.
+func refusalProblems(name, msg string) []string {
+	var probs []string
+	if !strings.Contains(msg, "--"+name) {
+		probs = append(probs, "does not name --"+name)
 	}
 	return probs
 }
@@ -99,7 +113,8 @@ func refusalProblems(name, msg string) []string {
 // Go's own words (goWordsInMessages), and a value the flag's type cannot
 // parse (unparsable) is refused naming the flag. Every refusal of a
 // value (an error other than what the base says without the flag) must
-// name the flag and show no Go identifier (refusalProblems). (The bases are small:
+// name the flag (refusalProblems), and no message may show a package
+// prefix or a Go identifier (goNamesIn). (The bases are small:
 // the sweep's 2,100 cases take about half a minute under the race detector, split over the two children.)
 func TestHostileNumericFlags(t *testing.T) {
 	if shard := os.Getenv(sweepChild); shard != "" {
@@ -349,6 +364,9 @@ func runSweep(t *testing.T, shard string) {
 							if strings.Contains(msg, w) {
 								t.Errorf("unlearn %s: the message shows Go's %q: %s", strings.Join(args, " "), w, msg)
 							}
+						}
+						for _, p := range goNamesIn(msg) {
+							t.Errorf("unlearn %s: the message %s: %s", strings.Join(args, " "), p, msg)
 						}
 						if bad[v] && !strings.Contains(msg, "--"+f.Name+": ") {
 							t.Errorf("unlearn %s: the message does not name --%s: %s", strings.Join(args, " "), f.Name, msg)

@@ -298,6 +298,9 @@ var goWords = []struct {
 	{regexp.MustCompile(`json: cannot unmarshal (\w+) into Go struct field \w+\.([\w.]+) of type (\S+)`), `field "$2": a JSON $1 where $3 is wanted`},
 	{regexp.MustCompile(`json: cannot unmarshal (\w+) into Go value of type (\S+)`), `a JSON $1 where $2 is wanted`},
 	{regexp.MustCompile(`(^|[ (])json: `), `$1`},
+	{regexp.MustCompile(`certify: verify: (\w+): `), `the certificate does not check at its field "$1": `},
+	{regexp.MustCompile(`no contraction: factor ≥ 1`), `the update map does not contract, so no bound on the distance holds`},
+	{regexp.MustCompile(`(^|: )open (\S+): `), `${1}cannot open $2: `},
 }
 
 // goTypes are Go's type names in JSON errors, in words.
@@ -310,12 +313,91 @@ var goTypes = strings.NewReplacer(
 
 // plainText rewrites what Go's libraries say in their own words
 // (strconv.ParseInt: parsing "2x": invalid syntax; time: missing unit in
-// duration "10"; json: unknown field "x") in the user's.
+// duration "10"; json: unknown field "x") in the user's, says the toolkit's
+// refused quantities by their meaning (argWords), replaces the names of
+// Go methods (goNames), and drops the toolkit's package prefixes
+// ("store: ", "bound: ") from the chain: the Go error keeps them for
+// library users, the user reads what failed.
 func plainText(msg string) string {
 	for _, w := range goWords {
 		msg = w.re.ReplaceAllString(msg, w.repl)
 	}
+	msg = argError.ReplaceAllStringFunc(msg, argWords)
+	msg = goNames.Replace(msg)
+	for {
+		m := packagePrefix.ReplaceAllString(msg, "$1")
+		m = repeatedLink.ReplaceAllStringFunc(m, onceLink)
+		if m == msg {
+			break
+		}
+		msg = m
+	}
 	return goTypes.Replace(msg)
+}
+
+// packagePrefix matches a package's prefix of the toolkit's library errors
+// at the start of the message or of a link of its chain.
+var packagePrefix = regexp.MustCompile(`(^|: |\()(?:align|audit|bound|certify|dataset|experiment|ledger|model|noise|olbfgs|report|serve|sign|store|stream|unlearn): `)
+
+// repeatedLink matches a link of the chain said twice in a row
+// ("forget: forget: "), once the package prefix between them is dropped.
+var repeatedLink = regexp.MustCompile(`(^|: )([a-z]+): ([a-z]+): `)
+
+// onceLink says a link of repeatedLink once when it is repeated.
+func onceLink(m string) string {
+	sub := repeatedLink.FindStringSubmatch(m)
+	if sub[2] != sub[3] {
+		return m
+	}
+	return sub[1] + sub[2] + ": "
+}
+
+// goNames are Go names in library messages, and the user's words.
+var goNames = strings.NewReplacer(
+	"Release refuses", "a release is refused",
+	"GetRelease refuses", "reading the release is refused",
+)
+
+// argError matches the message of bound's and noise's argument errors:
+// "bound: rho = 61502.131947125235: no contraction: factor ≥ 1".
+var argError = regexp.MustCompile(`\b(?:bound|noise): ([A-Za-z][\w.]*)(\[[0-9]+\])? = ([-+]?(?:[0-9.]+(?:e[-+]?[0-9]+)?|Inf|NaN)): `)
+
+// quantities name the arguments of bound's and noise's errors.
+var quantities = map[string]string{
+	"rho": "the contraction factor ρ", "alpha": "the sensitivity α", "sigma": "the noise scale σ",
+	"epsilon": "ε", "delta": "δ", "delta0": "the initial distance δ₀", "mu": "the parameter μ",
+	"Mu": "the strong convexity μ", "G": "the gradient bound G", "Constants.G": "the gradient bound G",
+	"etaEps": "the step's error term η·ε", "Eta": "the step size η", "Eta0": "the first step size η₀",
+	"HMin": "the curvature floor h_min", "Tau": "the memory τ", "Horizon": "the number of steps",
+	"Steps": "the number of steps", "steps": "the number of steps", "Decay": "the decay",
+	"age": "the deletion age", "Ages": "the deletion age", "n": "the count", "Quantile": "the quantile",
+	"Deleted": "the number of deleted samples", "Start": "the start", "Memory": "the memory model",
+	"Provenance": "the provenance", "Delta0Provenance": "the provenance of δ₀", "Case": "the case",
+	"Average.From": "the averaging's start", "Average.Power": "the averaging's power",
+	"dists": "the distances", "errs": "the errors", "ranges": "the ranges",
+}
+
+// shortFloat writes an exponent as people do: 6.2e4, not 6.2e+04.
+var shortFloat = strings.NewReplacer("e+0", "e", "e+", "e", "e-0", "e-")
+
+// argWords says one argument error's prefix in words: the quantity by its
+// meaning and its value with 2 significant digits; a contraction factor
+// not below 1 is said as such.
+func argWords(m string) string {
+	sub := argError.FindStringSubmatch(m)
+	name, ok := quantities[sub[1]]
+	if !ok {
+		name = "the value"
+	}
+	v, err := strconv.ParseFloat(sub[3], 64)
+	val := sub[3]
+	if err == nil {
+		val = shortFloat.Replace(strconv.FormatFloat(v, 'g', 2, 64))
+	}
+	if sub[1] == "rho" && err == nil && v >= 1 {
+		return fmt.Sprintf("%s = %s is not below 1: ", name, val)
+	}
+	return fmt.Sprintf("%s = %s: ", name, val)
 }
 
 // plainWords wraps the run functions of cmd and its subcommands: file

@@ -27,6 +27,7 @@ func TestValueWords(t *testing.T) {
 		_, err := runCLI(t, c.args...)
 		require.Error(t, err, c.args)
 		require.Equal(t, "", goWordIn(err.Error()), err.Error())
+		require.Empty(t, goNamesIn(err.Error()), err.Error())
 		require.Contains(t, err.Error(), c.want)
 		var ue usageError
 		require.True(t, errors.As(err, &ue), "a bad flag is a usage error (exit status 2)")
@@ -46,13 +47,21 @@ func goWordIn(msg string) string {
 // TestPlainText: what the libraries say in Go's words is rewritten.
 func TestPlainText(t *testing.T) {
 	for in, want := range map[string]string{
-		`x: strconv.ParseInt: parsing "2x": invalid syntax`:                                   `x: "2x" is not a whole number`,
-		`x: strconv.ParseFloat: parsing "a": invalid syntax`:                                  `x: "a" is not a number`,
-		`x: strconv.ParseFloat: parsing "1e999": value out of range`:                          `x: "1e999" is out of range`,
-		`time: missing unit in duration "10"`:                                                 `"10" is not a duration: write a number with its unit, e.g. 10m, 90s, 1h30m or 500ms`,
-		`r.json: malformed release: json: unknown field "toolkit"`:                            `r.json: malformed release: unknown field "toolkit"`,
-		`json: cannot unmarshal string into Go struct field cert.alpha.value of type float64`: `field "alpha.value": a JSON string where a number is wanted`,
-		`json: cannot unmarshal object into Go value of type []float64`:                       `a JSON object where a list of numbers is wanted`,
+		`x: strconv.ParseInt: parsing "2x": invalid syntax`:                                    `x: "2x" is not a whole number`,
+		`x: strconv.ParseFloat: parsing "a": invalid syntax`:                                   `x: "a" is not a number`,
+		`x: strconv.ParseFloat: parsing "1e999": value out of range`:                           `x: "1e999" is out of range`,
+		`time: missing unit in duration "10"`:                                                  `"10" is not a duration: write a number with its unit, e.g. 10m, 90s, 1h30m or 500ms`,
+		`r.json: malformed release: json: unknown field "toolkit"`:                             `r.json: malformed release: unknown field "toolkit"`,
+		`json: cannot unmarshal string into Go struct field cert.alpha.value of type float64`:  `field "alpha.value": a JSON string where a number is wanted`,
+		`json: cannot unmarshal object into Go value of type []float64`:                        `a JSON object where a list of numbers is wanted`,
+		`unlearn: store: release: bound: rho = 61502.131947125235: no contraction: factor ≥ 1`: `release: the contraction factor ρ = 6.2e4 is not below 1: the update map does not contract, so no bound on the distance holds`,
+		`certify: verify: release_sha256: digest mismatch`:                                     `the certificate does not check at its field "release_sha256": digest mismatch`,
+		`unlearn: dataset: open d.csv: no such file or directory`:                              `cannot open d.csv: no such file or directory`,
+		`experiment: open s.jsonl: permission denied`:                                          `cannot open s.jsonl: permission denied`,
+		`noise: sigma = 1e-300: result out of floating-point range`:                            `the noise scale σ = 1e-300: result out of floating-point range`,
+		`forget: applied noop: Release refuses until the request is resolved`:                  `forget: applied noop: a release is refused until the request is resolved`,
+		`--ids: store: world A: forget: store: forget: id 0 was never ingested`:                `--ids: world A: forget: id 0 was never ingested`,
+		`--store: m is a directory`:                                                            `--store: m is a directory`,
 	} {
 		require.Equal(t, want, plainText(in), in)
 	}
@@ -89,11 +98,14 @@ func TestFileKinds(t *testing.T) {
 		{[]string{"verify", "--certificate", "c.json", "--release", "r.json", "--public-key", "k.key"}, "--public-key: k.key is a secret key (unlearn keygen), not a public key"},
 		{[]string{"evaluate", "--state", "s.json", "--stream", "c.json"}, "--stream: c.json is a certificate"},
 		{[]string{"forget", "--store", "nosuch", "--ids", "1"}, "create one with unlearn init --store nosuch"},
+		{[]string{"predict", "--store", "m", "--data", "nosuch.csv"}, "nosuch.csv"},
+		{[]string{"verify", "--certificate", "c.json", "--release", "nosuch.rel", "--integrity-only"}, "cannot open nosuch.rel"},
 	} {
 		_, err := runCLI(t, c.args...)
 		require.Error(t, err, c.args)
 		require.Contains(t, err.Error(), c.want, c.args)
 		require.Equal(t, "", goWordIn(err.Error()), err.Error())
+		require.Empty(t, goNamesIn(err.Error()), err.Error())
 	}
 	// The right kinds pass the check.
 	_, err := os.Stat(filepath.Join(dir, "k.pub"))
