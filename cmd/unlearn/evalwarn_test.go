@@ -123,6 +123,8 @@ func TestIngestSingleClassWarning(t *testing.T) {
 			continue
 		}
 		require.Contains(t, ingestErr, "warning: the trained model predicts a single class: 100.0% of 120 rows of the data are predicted as +1")
+		require.Contains(t, ingestErr, "with the certifiable profile, lower the regularization (--lambda)", "advice the profile allows")
+		require.NotContains(t, ingestErr, "--standardize", "the certifiable profile refuses standardization")
 		require.Contains(t, evalErr, `warning: current state predicts the class "1" for every one of the 120 held-out rows (recall of the other classes: "-1" 0.0000)`)
 	}
 }

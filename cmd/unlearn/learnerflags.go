@@ -315,11 +315,21 @@ func warnSingleClass(w io.Writer, l *olbfgs.Learner, h stream.Header, next func(
 	name := classNamer(h)
 	for k := range pred {
 		if float64(pred[k]) >= 0.99*float64(n) && float64(lab[k]) <= 0.9*float64(n) {
-			fmt.Fprintf(w, "warning: the trained model predicts a single class: %.1f%% of %d rows of the data are predicted as %s, while %.1f%% of them are; "+
-				"lower the step size (--eta), standardize the features (--standardize), or use --profile practitioner\n",
-				100*float64(pred[k])/float64(n), n, name(k), 100*float64(lab[k])/float64(n))
+			fmt.Fprintf(w, "warning: the trained model predicts a single class: %.1f%% of %d rows of the data are predicted as %s, while %.1f%% of them are; %s\n",
+				100*float64(pred[k])/float64(n), n, name(k), 100*float64(lab[k])/float64(n), singleClassAdvice(l.Config()))
 		}
 	}
+}
+
+// singleClassAdvice is what to try when a model of configuration c
+// predicts one class: a learner within the certifiable profile allows neither
+// standardization nor another schedule, so its levers are the
+// regularization, the declared feature scale and more data.
+func singleClassAdvice(c olbfgs.Config) string {
+	if c.CheckCertifiableProfile() == nil {
+		return "with the certifiable profile, lower the regularization (--lambda), declare a feature scale that spreads the features over [0, 1] (--feature-scale), or ingest more rows"
+	}
+	return "lower the step size (--eta), standardize the features (--standardize), or use --profile practitioner"
 }
 
 // certifiableConfig is config for --profile certifiable: the profile of
