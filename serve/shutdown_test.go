@@ -21,10 +21,14 @@ import (
 // log line says that it stopped and what stayed queued.
 func TestShutdownEndsLongPoll(t *testing.T) {
 	logs := &syncBuffer{}
-	f := newFixture(t, fixtureOptions{opt: Options{ForgetWithin: time.Hour, LongPoll: time.Hour,
+	// A waiting client has the queue served early, but at most one early
+	// batch every UrgentEvery: after the first (forgetNow), the polled
+	// request stays queued for the hour.
+	f := newFixture(t, fixtureOptions{opt: Options{ForgetWithin: time.Hour, LongPoll: time.Hour, UrgentEvery: time.Hour,
 		Log: slog.New(slog.NewTextHandler(logs, nil))}})
 	x, y := rows(1, 5, 3)
 	f.ingest(x, y, nil)
+	f.forgetNow(1)
 	res := f.do("POST", "/v1/forget", f.tokens["forget"], map[string]any{"ids": []int64{2}})
 	require.Equal(t, http.StatusAccepted, res.status, "%s", res.body)
 	var st forgetState
