@@ -209,7 +209,10 @@ func TestRoundOffBoundsOneStep(t *testing.T) {
 		if dist.Cmp(bigF(eps1)) > 0 {
 			rt.Fatalf("one float step is %s from the exact map, above ε₁ = %v (memory %d pairs)", dist.Text('g', 6), eps1, l.Memory().Len())
 		}
-		if got, _ := dist.Float64(); got > 0 && eps1 > 1e12*got && got > 1e-300 {
+		// Looseness is judged only against an error of the order of the
+		// rounding unit of w: a step that happened to be exact to far
+		// below it (seen: 3.7e-155 at ‖w‖ ≈ 1) says nothing of the bound.
+		if got, _ := dist.Float64(); got > 0x1p-60*math.Max(math.Sqrt(sumSq(l.W())), 1e-300) && eps1 > 1e12*got {
 			rt.Fatalf("ε₁ = %v is more than 10¹² times the measured error %v", eps1, got)
 		}
 	})
