@@ -34,7 +34,9 @@ func TestForgetScheduledDerived(t *testing.T) {
 		defer s.Close()
 		_, err = s.IngestEvents(Events(h.Events), IngestOptions{})
 		require.NoError(t, err)
-		idx := rapid.SliceOfNDistinct(rapid.IntRange(0, n-1), 1, 3, rapid.ID[int]).Draw(rt, "deleted")
+		// Not the last two inserts: their replay (from the checkpoint
+		// before them) can fit the cap of 1, and the forget is then exact.
+		idx := rapid.SliceOfNDistinct(rapid.IntRange(0, n-3), 1, 3, rapid.ID[int]).Draw(rt, "deleted")
 		ids := make([]int64, len(idx))
 		for i, k := range idx {
 			ids[i] = h.Events[k].ID
@@ -44,6 +46,7 @@ func TestForgetScheduledDerived(t *testing.T) {
 		c := &approxCapture{}
 		rep, err := s.Forget(ids, ForgetOptions{Noise: testNoise(), MaxReplay: 1, Intervention: op, Ages: how, capture: c})
 		require.NoError(t, err)
+		require.NotNil(t, rep.Released, "the forget took the approximate path")
 		cert := rep.Released.Certificate
 		sens := cert.Sensitivity
 		require.Equal(t, "derived", sens.Source)
