@@ -218,7 +218,7 @@ func (c Config) StepAt(t int) float64 {
 		s, _ := c.Schedule()
 		return s.At(t)
 	}
-	return c.StepSize * math.Pow(1+(c.StepDecay*c.StepSize)*float64(t), -c.stepPower())
+	return c.StepSize * math.Pow(1+float64((c.StepDecay*c.StepSize)*float64(t)), -c.stepPower()) // no fused multiply-add: the same bits on every GOAMD64 level
 }
 
 // Schedule returns the step schedule as the certified bound states it,

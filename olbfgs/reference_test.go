@@ -100,9 +100,9 @@ func (r *refLearner) step(z stream.Sample) {
 		if c == 0 {
 			c = 1
 		}
-		eta = cfg.StepSize * math.Pow(1+(cfg.StepDecay*cfg.StepSize)*float64(r.inserts), -c)
+		eta = cfg.StepSize * math.Pow(1+float64((cfg.StepDecay*cfg.StepSize)*float64(r.inserts)), -c)
 		if c == 1 { // docs/spec.md §2.1: η/(1 + a·η·t), the bound's evaluation
-			eta = cfg.StepSize / (1 + (cfg.StepDecay*cfg.StepSize)*float64(r.inserts))
+			eta = cfg.StepSize / (1 + float64((cfg.StepDecay*cfg.StepSize)*float64(r.inserts)))
 		}
 	}
 	x, mean, m2 := r.features(z)
