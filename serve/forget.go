@@ -158,7 +158,6 @@ func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) erro
 	}
 	q, ok, served := s.queue.lookup(id)
 	if ok && served != nil && wait > 0 {
-		s.queue.hurry()
 		t := time.NewTimer(wait)
 		select {
 		case <-served:

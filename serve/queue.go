@@ -106,17 +106,6 @@ func (q *queue) add(r store.QueuedForget, token int64, urgent bool) {
 	q.poke()
 }
 
-// hurry serves the queue early for a client that waits on a queued
-// request (at most one early batch every UrgentEvery), as a filing with
-// wait does: the wish to be served now outlives a restart only as long
-// as someone is waiting.
-func (q *queue) hurry() {
-	q.mu.Lock()
-	q.urgent = true
-	q.mu.Unlock()
-	q.poke()
-}
-
 func (q *queue) poke() {
 	select {
 	case q.wake <- struct{}{}:
