@@ -166,7 +166,7 @@ func (s *Server) getForget(w http.ResponseWriter, r *http.Request, c *call) erro
 			// The poll ends at once, so that it does not hold the
 			// shutdown; the request stays queued for the next start.
 			t.Stop()
-			p := problem("shutting-down", "the service is shutting down; the request stays queued and is served after the restart: ask again then")
+			p := problem("shutting-down", "the service is shutting down; the request stays queued and is served after the restart, by its deadline or with the next batch a waiting filing starts")
 			p.retryAfter = 5 * time.Second
 			return p
 		case <-r.Context().Done():
