@@ -27,17 +27,8 @@ import (
 // B, λ, κ, α, σ, the model's and the counterfactual's accuracy, and the
 // releases' min, 5th percentile and median.
 func mustShow(ds data, frac, lambda, power float64, draws int) {
-	d := ds.d
-	b := frac * math.Sqrt(float64(d))
-	train, test := clipped(ds.train, b), ds.test
-	cfg := olbfgs.DefaultConfig(d)
-	cfg.SampleBound = b
-	cfg = cfg.CertifiableProfile(lambda)
-	cfg.AveragePower = power
-	loss, err := stream.NewLogistic(d, lambda)
-	must(err)
-	actual, err := olbfgs.Replay(cfg, loss, train)
-	must(err)
+	cp := certifiableRun(ds, frac, lambda, power)
+	b, train, test, cfg, loss, actual := cp.b, cp.train, cp.test, cp.cfg, cp.loss, cp.actual
 	u := stream.NewIDSet(ds.deleted)
 	cf, err := olbfgs.Replay(cfg, loss, stream.Counterfactual(train, u))
 	must(err)
@@ -98,17 +89,8 @@ func clipped(ev []stream.Event, b float64) []stream.Event {
 // deleted: only σ differs between the ranges. Percentiles are the nearest
 // rank below.
 func ageRanges(ds data, frac, lambda, power float64, draws int) {
-	d := ds.d
-	b := frac * math.Sqrt(float64(d))
-	train, test := clipped(ds.train, b), ds.test
-	cfg := olbfgs.DefaultConfig(d)
-	cfg.SampleBound = b
-	cfg = cfg.CertifiableProfile(lambda)
-	cfg.AveragePower = power
-	loss, err := stream.NewLogistic(d, lambda)
-	must(err)
-	actual, err := olbfgs.Replay(cfg, loss, train)
-	must(err)
+	cp := certifiableRun(ds, frac, lambda, power)
+	b, train, test, cfg, loss, actual := cp.b, cp.train, cp.test, cp.cfg, cp.loss, cp.actual
 	h, err := certify.HeaderOf(loss)
 	must(err)
 	w := project(actual.Deployed(), cfg.RadiusBound())
@@ -151,4 +133,31 @@ func ageRanges(ds data, frac, lambda, power float64, draws int) {
 		q := func(p float64) float64 { return acc[int(math.Floor(p*float64(draws-1)))] }
 		fmt.Printf("| %s [%d] | [%d, %d] | %.4g | %.4g | %.4f | %.4f | %.4f | %.4f | %.3f |\n", r.how, r.listed, r.lo, r.hi, sens.Alpha, sigma, acc[0], q(0.01), q(0.05), q(0.5), float64(pass)/float64(draws))
 	}
+}
+
+// certifiable is the certifiable profile's learner trained on a data set's
+// rows clipped to its sample bound B = frac·√d.
+type certifiable struct {
+	b           float64
+	train, test []stream.Event
+	cfg         olbfgs.Config
+	loss        stream.Loss
+	actual      *olbfgs.Learner
+}
+
+// certifiableRun trains the certifiable profile (λ, averaging power) on
+// ds's training rows clipped to B = frac·√d.
+func certifiableRun(ds data, frac, lambda, power float64) certifiable {
+	c := certifiable{b: frac * math.Sqrt(float64(ds.d))}
+	c.train, c.test = clipped(ds.train, c.b), ds.test
+	c.cfg = olbfgs.DefaultConfig(ds.d)
+	c.cfg.SampleBound = c.b
+	c.cfg = c.cfg.CertifiableProfile(lambda)
+	c.cfg.AveragePower = power
+	var err error
+	c.loss, err = stream.NewLogistic(ds.d, lambda)
+	must(err)
+	c.actual, err = olbfgs.Replay(c.cfg, c.loss, c.train)
+	must(err)
+	return c
 }
